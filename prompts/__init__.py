@@ -1,0 +1,122 @@
+"""Prompt templates as data files, loaded strictly and versioned by content hash.
+
+A prompt named ``NAME`` is three files beside this module:
+
+- ``NAME.system.md``: the static instructions; ``{{examples}}`` marks where the few-shot
+  examples go. Rendered once, so it is an identical prefix for every abstract.
+- ``NAME.user.md``: the per-abstract message; ``{{abstract}}`` is the only variable.
+- ``NAME.examples.json``: ``{"examples": [{"abstract": ..., "answer": {...}}]}``.
+
+Placeholders other than the known ones, or missing ones, are errors. This package
+imports nothing else of the project's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PROMPT_DIR = Path(__file__).parent
+DEFAULT_PROMPT = "extract_v1"
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+class PromptError(Exception):
+    """A prompt file is missing or malformed."""
+
+
+@dataclass(frozen=True)
+class Example:
+    abstract: str
+    answer: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    system: str  # fully rendered, examples included
+    user_template: str
+    examples: tuple[Example, ...]
+    version: str  # "sha256:..." over the three source files
+
+    def user(self, abstract: str) -> str:
+        """The per-abstract message: the abstract goes last."""
+        return self.user_template.replace("{{abstract}}", abstract)
+
+    def messages(self, abstract: str) -> list[dict[str, str]]:
+        """Chat messages: a static system prefix, then the abstract."""
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": self.user(abstract)},
+        ]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as error:
+        raise PromptError(f"prompt file not found: {path}") from error
+
+
+def _check_placeholders(path: Path, text: str, allowed: set[str]) -> None:
+    found = set(_PLACEHOLDER.findall(text))
+    unknown = found - allowed
+    missing = allowed - found
+    if unknown:
+        raise PromptError(f"{path.name}: unknown placeholder(s) {sorted(unknown)}")
+    if missing:
+        raise PromptError(f"{path.name}: missing placeholder(s) {sorted(missing)}")
+
+
+def _load_examples(path: Path) -> tuple[Example, ...]:
+    try:
+        data = json.loads(_read(path))
+    except json.JSONDecodeError as error:
+        raise PromptError(f"{path.name}: invalid JSON at line {error.lineno}: {error.msg}") from error
+    if not isinstance(data, dict) or set(data) - {"_comment", "examples"}:
+        raise PromptError(f"{path.name}: expected an object with keys 'examples' and '_comment'")
+    examples = []
+    for index, item in enumerate(data.get("examples", []), start=1):
+        if not isinstance(item, dict) or set(item) != {"abstract", "answer"}:
+            raise PromptError(f"{path.name}: example {index} needs exactly 'abstract' and 'answer'")
+        examples.append(Example(abstract=item["abstract"], answer=item["answer"]))
+    return tuple(examples)
+
+
+def _render_examples(examples: tuple[Example, ...]) -> str:
+    blocks = []
+    for example in examples:
+        answer = json.dumps(example.answer, ensure_ascii=False)
+        blocks.append(
+            f'Example abstract (made up for this prompt):\n"""\n{example.abstract}\n"""\n\n'
+            f"Example answer:\n{answer}"
+        )
+    return "\n\n".join(blocks)
+
+
+def load_prompt(name: str = DEFAULT_PROMPT, directory: Path = PROMPT_DIR) -> Prompt:
+    """Load, check and render prompt ``name``."""
+    system_path = directory / f"{name}.system.md"
+    user_path = directory / f"{name}.user.md"
+    examples_path = directory / f"{name}.examples.json"
+    system_source = _read(system_path)
+    user_source = _read(user_path)
+    examples_source = _read(examples_path)
+    _check_placeholders(system_path, system_source, {"examples"})
+    _check_placeholders(user_path, user_source, {"abstract"})
+    examples = _load_examples(examples_path)
+    digest = hashlib.sha256()
+    for source in (system_source, user_source, examples_source):
+        digest.update(hashlib.sha256(source.encode("utf-8")).digest())
+    system = _PLACEHOLDER.sub(lambda _match: _render_examples(examples), system_source).strip()
+    return Prompt(
+        name=name,
+        system=system,
+        user_template=user_source.strip(),
+        examples=examples,
+        version="sha256:" + digest.hexdigest(),
+    )

@@ -1,0 +1,212 @@
+"""Schema v1: the fields papersift extracts from one abstract.
+
+Field descriptions are written for the model: instructor sends them inside the JSON
+schema. Validators enforce what code can check: every evidence quote must be found in
+the abstract (through a ``locate`` callable in the validation context) and every number
+of a claimed gain must occur in its evidence. A failure becomes a re-ask.
+
+This module imports nothing else of the project's (see the import contracts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from schemas.numbers import numbers_in, value_matches
+
+ContributionType = Literal[
+    "method", "benchmark", "dataset", "theory", "empirical_analysis", "position", "system"
+]
+BenchmarkKind = Literal["benchmark", "dataset", "environment", "task_suite", "other"]
+GainKind = Literal["improvement", "score", "efficiency", "comparison"]
+GainUnit = Literal["%", "pp", "x", "points", "absolute", "other"]
+
+MAX_EVIDENCE_CHARS = 400
+
+# A locate callable answers "is this quote in the abstract?"; extract.grounding
+# supplies it with the abstract through the validation context as {"locate": fn}.
+Locate = Callable[[str], bool]
+
+EVIDENCE_DESCRIPTION = (
+    "A short quote copied word for word from the abstract (one clause or sentence) that "
+    "supports this item. Do not paraphrase, do not add words."
+)
+
+
+def _locate_from(info: ValidationInfo) -> Locate | None:
+    context = info.context
+    if isinstance(context, dict):
+        locate = context.get("locate")
+        if callable(locate):
+            return locate  # type: ignore[no-any-return]
+    return None
+
+
+class Grounded(BaseModel):
+    """An item backed by a verbatim quote from the abstract."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    evidence: str = Field(
+        description=EVIDENCE_DESCRIPTION, min_length=3, max_length=MAX_EVIDENCE_CHARS
+    )
+
+    @field_validator("evidence")
+    @classmethod
+    def evidence_is_in_the_abstract(cls, quote: str, info: ValidationInfo) -> str:
+        locate = _locate_from(info)
+        if locate is not None and not locate(quote):
+            raise ValueError(
+                f"the evidence quote {quote!r} does not appear in the abstract; copy an exact "
+                "span of the abstract's words instead"
+            )
+        return quote
+
+
+class Task(Grounded):
+    """A research task or problem the paper addresses."""
+
+    name: str = Field(
+        description="The task in a few words, e.g. 'long-context question answering'.",
+        min_length=2,
+        max_length=120,
+    )
+
+
+class Method(Grounded):
+    """A named method, model, algorithm or system that the paper itself proposes."""
+
+    name: str = Field(
+        description="The name the paper gives its own method, e.g. 'NCTS'. Only methods this "
+        "paper introduces, not baselines or prior work.",
+        min_length=1,
+        max_length=120,
+    )
+    expansion: str | None = Field(
+        default=None,
+        description="The spelled-out form if the name is an acronym, e.g. 'Nested Causal "
+        "Thompson Sampling'; null otherwise.",
+        max_length=200,
+    )
+    aliases: list[str] = Field(
+        default_factory=list,
+        description="Other names the abstract uses for the same method.",
+        max_length=4,
+    )
+
+
+class Benchmark(Grounded):
+    """A benchmark, dataset or environment the paper evaluates on or introduces."""
+
+    name: str = Field(
+        description="The benchmark or dataset name as written, e.g. 'ImageNet', 'MMLU'.",
+        min_length=1,
+        max_length=120,
+    )
+    kind: BenchmarkKind = Field(
+        description="benchmark: an evaluation suite; dataset: a data collection; environment: "
+        "a simulator or interactive setting; task_suite: a family of tasks; other."
+    )
+    introduced: bool = Field(
+        description="true only if this paper creates and releases it; false if it already existed."
+    )
+
+
+class ClaimedGain(Grounded):
+    """A quantitative result the abstract claims."""
+
+    metric: str = Field(
+        description="What is measured, e.g. 'accuracy', 'speedup', 'FID', 'runtime'.",
+        min_length=1,
+        max_length=120,
+    )
+    value: float | None = Field(
+        description="The number exactly as written in the evidence (12.5 for '12.5%', 3 for "
+        "'3x'); null if the claim has no number."
+    )
+    unit: GainUnit | None = Field(
+        default=None,
+        description="%: percent; pp: percentage points; x: a multiplier; points: score points; "
+        "absolute: a raw quantity; other; null if there is no number.",
+    )
+    kind: GainKind = Field(
+        description="improvement: better than a baseline by some amount; score: an absolute "
+        "result; efficiency: faster, cheaper or smaller; comparison: matches or rivals another "
+        "system."
+    )
+    baseline: str | None = Field(
+        default=None,
+        description="What it is compared against, if the abstract says; null otherwise.",
+        max_length=200,
+    )
+    dataset: str | None = Field(
+        default=None,
+        description="Where it was measured, if the abstract says; null otherwise.",
+        max_length=200,
+    )
+
+    @model_validator(mode="after")
+    def value_occurs_in_evidence(self, info: ValidationInfo) -> ClaimedGain:
+        if self.value is not None and _locate_from(info) is not None:
+            found = numbers_in(self.evidence)
+            if not value_matches(self.value, found):
+                raise ValueError(
+                    f"the value {self.value:g} does not occur in the evidence {self.evidence!r}; "
+                    "give the number exactly as the evidence writes it, or quote the sentence "
+                    "that contains it"
+                )
+        return self
+
+
+class PaperExtraction(BaseModel):
+    """Everything papersift extracts from one abstract, each item with its evidence."""
+
+    model_config = ConfigDict(extra="forbid", title="PaperExtraction")
+
+    contribution_types: list[ContributionType] = Field(
+        description="What kind of contribution the paper makes; one or more of the allowed "
+        "values, most important first.",
+        min_length=1,
+        max_length=4,
+    )
+    tasks: list[Task] = Field(
+        description="The tasks or problems the paper tackles (usually one or two).",
+        max_length=4,
+    )
+    methods: list[Method] = Field(
+        description="Named methods the paper proposes. Empty if it names none.",
+        max_length=4,
+    )
+    benchmarks: list[Benchmark] = Field(
+        description="Named benchmarks, datasets or environments used or introduced. Empty if "
+        "none are named.",
+        max_length=8,
+    )
+    claimed_gains: list[ClaimedGain] = Field(
+        description="Quantitative claims, one per number. Empty if the abstract gives none.",
+        max_length=8,
+    )
+
+    @field_validator("contribution_types")
+    @classmethod
+    def no_repeats(cls, values: list[str]) -> list[str]:
+        return list(dict.fromkeys(values))
+
+
+SCHEMA_NAME = "paper_extraction_v1"
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema of the v1 extraction, as sent to the model."""
+    return PaperExtraction.model_json_schema()
+
+
+def schema_version() -> str:
+    """Content hash of the JSON schema, with an algorithm prefix."""
+    canonical = json.dumps(json_schema(), sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
