@@ -47,23 +47,24 @@ def _locate_from(info: ValidationInfo) -> Locate | None:
     return None
 
 
+def _evidence_field() -> Any:
+    return Field(description=EVIDENCE_DESCRIPTION, min_length=3, max_length=MAX_EVIDENCE_CHARS)
+
+
 class Grounded(BaseModel):
-    """An item backed by a verbatim quote from the abstract."""
+    """An item backed by a verbatim quote from the abstract (declared last in each item, so
+    the model names the item first and then quotes the words that support it)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    evidence: str = Field(
-        description=EVIDENCE_DESCRIPTION, min_length=3, max_length=MAX_EVIDENCE_CHARS
-    )
-
-    @field_validator("evidence")
+    @field_validator("evidence", check_fields=False)
     @classmethod
     def evidence_is_in_the_abstract(cls, quote: str, info: ValidationInfo) -> str:
         locate = _locate_from(info)
         if locate is not None and not locate(quote):
             raise ValueError(
-                f"the evidence quote {quote!r} does not appear in the abstract; copy an exact "
-                "span of the abstract's words instead"
+                f"the evidence quote {quote!r} is not in the abstract; copy the abstract's "
+                "words exactly instead of rewording them"
             )
         return quote
 
@@ -76,6 +77,7 @@ class Task(Grounded):
         min_length=2,
         max_length=120,
     )
+    evidence: str = _evidence_field()
 
 
 class Method(Grounded):
@@ -98,6 +100,7 @@ class Method(Grounded):
         description="Other names the abstract uses for the same method.",
         max_length=4,
     )
+    evidence: str = _evidence_field()
 
 
 class Benchmark(Grounded):
@@ -115,6 +118,7 @@ class Benchmark(Grounded):
     introduced: bool = Field(
         description="true only if this paper creates and releases it; false if it already existed."
     )
+    evidence: str = _evidence_field()
 
 
 class ClaimedGain(Grounded):
@@ -149,6 +153,7 @@ class ClaimedGain(Grounded):
         description="Where it was measured, if the abstract says; null otherwise.",
         max_length=200,
     )
+    evidence: str = _evidence_field()
 
     @model_validator(mode="after")
     def value_occurs_in_evidence(self, info: ValidationInfo) -> ClaimedGain:

@@ -1,0 +1,157 @@
+"""The library functions behind the CLI commands: each does one whole job."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+
+from extract.endpoints import EndpointOptions, open_endpoint
+from extract.extractor import Extractor
+from extract.ingest import DEFAULT_MAX_CHARS
+from extract.llm import Endpoint, RetryPolicy
+from extract.recording import recording_transport
+from extract.pipeline import (
+    IngestReport,
+    Job,
+    Progress,
+    Runner,
+    RunSummary,
+    ingest_into,
+    jobs_for_stored,
+    jobs_from,
+    new_run_id,
+)
+from prompts import DEFAULT_PROMPT, load_prompt
+from warehouse import Warehouse
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Everything a run needs besides its inputs."""
+
+    db: Path
+    endpoint: EndpointOptions = EndpointOptions()
+    concurrency: int = 1
+    use_cache: bool = True
+    max_chars: int = DEFAULT_MAX_CHARS
+    max_reasks: int | None = None  # None: 1 for the local model (each re-ask is slow), else 2
+    prompt: str = DEFAULT_PROMPT
+    retry: RetryPolicy = RetryPolicy()
+    record_to: Path | None = None  # save every HTTP exchange here (see extract.recording)
+
+
+def ingest_only(db: Path, inputs: Sequence[str], max_chars: int = DEFAULT_MAX_CHARS) -> IngestReport:
+    """Store papers and provenance without extracting."""
+    with Warehouse(db) as warehouse:
+        _, report = ingest_into(warehouse, inputs, max_chars=max_chars)
+    return report
+
+
+def _extract_jobs(
+    warehouse: Warehouse,
+    jobs: list[Job],
+    settings: RunSettings,
+    *,
+    run_id: str,
+    inputs: Sequence[str],
+    progress: Progress | None,
+    transport: httpx2.BaseTransport | None,
+    endpoint: Endpoint,
+) -> RunSummary:
+    prompt = load_prompt(settings.prompt)
+    if settings.record_to is not None:
+        transport = recording_transport(settings.record_to, endpoint, prompt.version, transport)
+    extractor = Extractor(
+        endpoint,
+        prompt,
+        max_reasks=(
+            settings.max_reasks
+            if settings.max_reasks is not None
+            else (1 if endpoint.kind == "local" else 2)
+        ),
+        transport=transport,
+        policy=settings.retry,
+    )
+    try:
+        runner = Runner(
+            warehouse,
+            extractor,
+            concurrency=settings.concurrency,
+            use_cache=settings.use_cache,
+            progress=progress,
+            run_id=run_id,
+            inputs=inputs,
+            extra_params={"prompt": settings.prompt, "max_chars": settings.max_chars},
+        )
+        return runner.run(jobs)
+    finally:
+        extractor.close()
+
+
+def run_inputs(
+    inputs: Sequence[str],
+    settings: RunSettings,
+    *,
+    progress: Progress | None = None,
+    transport: httpx2.BaseTransport | None = None,
+    endpoint: Endpoint | None = None,
+) -> tuple[IngestReport, RunSummary]:
+    """Ingest the inputs, then extract every abstract in them (cache first).
+
+    ``transport``/``endpoint`` let tests and the recorder replace the network and the
+    endpoint choice; normally the endpoint comes from ``settings.endpoint``.
+    """
+    run_id = new_run_id()
+    with Warehouse(settings.db) as warehouse:
+        result, report = ingest_into(
+            warehouse, inputs, max_chars=settings.max_chars, run_id=run_id
+        )
+        jobs = jobs_from(result)
+        summary = _run_with_endpoint(
+            warehouse, jobs, settings, run_id, inputs, progress, transport, endpoint
+        )
+        summary.input_problems = [p for p in report.problems if p.reason != "too_long"]
+    return report, summary
+
+
+def extract_stored(
+    settings: RunSettings,
+    *,
+    only_missing: bool = True,
+    progress: Progress | None = None,
+    transport: httpx2.BaseTransport | None = None,
+    endpoint: Endpoint | None = None,
+) -> RunSummary:
+    """Extract papers already in the warehouse (by default those without an extraction)."""
+    run_id = new_run_id()
+    with Warehouse(settings.db) as warehouse:
+        where = (
+            "WHERE paper_id NOT IN (SELECT paper_id FROM latest_extractions)" if only_missing else ""
+        )
+        rows = warehouse.con.execute(
+            f"SELECT paper_id, text FROM papers {where} ORDER BY first_seen, paper_id"
+        ).fetchall()
+        jobs = jobs_for_stored(rows, settings.max_chars)
+        return _run_with_endpoint(
+            warehouse, jobs, settings, run_id, ["<warehouse>"], progress, transport, endpoint
+        )
+
+
+def _run_with_endpoint(
+    warehouse: Warehouse,
+    jobs: list[Job],
+    settings: RunSettings,
+    run_id: str,
+    inputs: Sequence[str],
+    progress: Progress | None,
+    transport: httpx2.BaseTransport | None,
+    endpoint: Endpoint | None,
+) -> RunSummary:
+    kwargs = {"run_id": run_id, "inputs": inputs, "progress": progress, "transport": transport}
+    if endpoint is not None:
+        return _extract_jobs(warehouse, jobs, settings, endpoint=endpoint, **kwargs)  # type: ignore[arg-type]
+    with open_endpoint(settings.endpoint) as opened:
+        return _extract_jobs(warehouse, jobs, settings, endpoint=opened, **kwargs)  # type: ignore[arg-type]

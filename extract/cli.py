@@ -1,0 +1,376 @@
+"""The papersift command line: each command parses options, calls one library function,
+and turns known errors into one clean message."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from extract import app
+from extract.endpoints import EndpointError, EndpointOptions
+from extract.ingest import DEFAULT_MAX_CHARS
+from extract.pipeline import RunSummary
+from prompts import PromptError
+from warehouse import Warehouse, WarehouseError
+from warehouse.export import FORMATS, export
+from warehouse.query import QueryResult, run_sql, saved_queries
+
+DEFAULT_DB = "papersift.duckdb"
+console = Console(stderr=True)
+out = Console()
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _known_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Map the project's expected errors to a one-line message and exit status 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from extract.local_server import LocalServerError
+        from extract.models import ModelError
+
+        try:
+            return func(*args, **kwargs)
+        except (WarehouseError, EndpointError, PromptError, ModelError,
+                LocalServerError) as error:
+            raise click.ClickException(str(error)) from error
+
+    return wrapper
+
+
+db_option = click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_DB,
+    show_default=True,
+    envvar="PAPERSIFT_DB",
+    help="The DuckDB warehouse file.",
+)
+
+
+def endpoint_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options that choose the model endpoint, shared by run and extract."""
+    options = [
+        click.option("--provider", type=click.Choice(["local", "openai", "compatible"]),
+                     help="Default: local unless a base URL or OPENAI_API_KEY is set."),
+        click.option("--base-url", envvar="PAPERSIFT_BASE_URL",
+                     help="An OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."),
+        click.option("--model", help="Model name (for local: a name from `papersift models`)."),
+        click.option("--mode", type=click.Choice(["json", "tools", "json_schema", "md_json"]),
+                     help="instructor mode; default per provider (local: json)."),
+        click.option("--api-key-file", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Read the API key from this file instead of OPENAI_API_KEY."),
+        click.option("--model-path", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Local provider: any GGUF file."),
+        click.option("--fast", is_flag=True,
+                     help="Local provider: the smaller, faster Qwen2.5-Coder-0.5B model."),
+        click.option("--temperature", type=float, default=0.0, show_default=True),
+        click.option("--max-tokens", type=int, default=1536, show_default=True,
+                     help="Cap on the answer's length; hitting it is a failure."),
+        click.option("--timeout", type=float,
+                     help="Seconds per HTTP request [default: 600 local, 180 remote]."),
+        click.option("--concurrency", type=int, default=1, show_default=True,
+                     help="Requests in flight at once."),
+        click.option("--no-cache", is_flag=True,
+                     help="Ask the model even when a cached answer exists."),
+        click.option("--max-reasks", type=int,
+                     help="Validation re-asks per abstract [default: 1 local, 2 remote]."),
+        click.option("--max-chars", type=int, default=DEFAULT_MAX_CHARS, show_default=True,
+                     help="Longer abstracts are recorded as failures, not sent."),
+        click.option("--server-log", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Local provider: write the llama.cpp server's log here."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _settings(db: Path, kw: dict[str, Any]) -> app.RunSettings:
+    endpoint = EndpointOptions(
+        provider=kw["provider"],
+        base_url=kw["base_url"],
+        model=kw["model"],
+        mode=kw["mode"],
+        api_key_file=kw["api_key_file"],
+        model_path=kw["model_path"],
+        fast=kw["fast"],
+        temperature=kw["temperature"],
+        max_tokens=kw["max_tokens"],
+        timeout_s=kw["timeout"],
+        server_log=kw["server_log"],
+    )
+    return app.RunSettings(
+        db=db,
+        endpoint=endpoint,
+        concurrency=kw["concurrency"],
+        use_cache=not kw["no_cache"],
+        max_chars=kw["max_chars"],
+        max_reasks=kw["max_reasks"],
+    )
+
+
+@contextmanager
+def progress_bar() -> Iterator[Callable[[str, RunSummary], None]]:
+    """A rich progress bar fed by the runner's events: papers, rate, ETA, tokens."""
+    bar = Progress(
+        TextColumn("[bold]extracting"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[detail]}"),
+        console=console,
+        transient=False,
+    )
+    task: list[TaskID] = []
+
+    def on_event(event: str, summary: RunSummary) -> None:
+        if event == "start":
+            bar.start()
+            task.append(bar.add_task("extract", total=summary.n_abstracts, rate="", detail=""))
+            return
+        if not task:
+            return
+        elapsed = bar.tasks[0].elapsed or 0.0
+        rate = f"{summary.done / elapsed * 60:.1f}/min" if elapsed > 0 else ""
+        tokens = summary.prompt_tokens + summary.completion_tokens
+        detail = (
+            f"{summary.n_cached} cached · {summary.n_failed} failed · {tokens:,} tok"
+            + (f" ({summary.completion_tokens / elapsed:.1f} gen tok/s)" if elapsed else "")
+        )
+        bar.update(task[0], completed=summary.done, rate=rate, detail=detail)
+        if event == "end":
+            bar.stop()
+
+    try:
+        yield on_event
+    finally:
+        bar.stop()
+
+
+def _print_summary(summary: RunSummary, db: Path) -> None:
+    click.echo(summary.line())
+    extras = [f"run {summary.run_id}", f"{summary.seconds:.1f}s",
+              f"{summary.http_requests} HTTP requests",
+              f"{summary.prompt_tokens:,} prompt + {summary.completion_tokens:,} completion tokens"]
+    if summary.n_reasked:
+        extras.append(f"{summary.n_reasked} needed a re-ask")
+    if summary.n_lenient:
+        extras.append(f"{summary.n_lenient} kept with flagged quotes")
+    click.echo("  " + " · ".join(extras))
+    for paper_id, reason, detail in summary.failures[:10]:
+        click.echo(f"  failed {paper_id[:19]}… {reason}: {detail[:160]}")
+    if len(summary.failures) > 10:
+        click.echo(f"  … and {len(summary.failures) - 10} more: papersift query failures --db {db}")
+    for problem in summary.input_problems:
+        click.echo(f"  input problem: {problem.message}")
+    if summary.status != "finished":
+        click.echo(f"  run {summary.status}: rerun the same command to continue")
+
+
+def _print_result(result: QueryResult, fmt: str) -> None:
+    if fmt == "csv":
+        click.echo(result.to_csv(), nl=False)
+    elif fmt == "json":
+        click.echo(result.to_json())
+    else:
+        table = Table(show_lines=False)
+        for column in result.columns:
+            table.add_column(column, overflow="fold")
+        for row in result.rows:
+            table.add_row(*["" if v is None else str(v) for v in row])
+        out.print(table)
+        console.print(f"{len(result.rows)} row(s)")
+
+
+@click.group()
+@click.version_option(package_name="papersift")
+def cli() -> None:
+    """papersift: research-paper abstracts in, a grounded DuckDB dataset out.
+
+    Typical use: `papersift run examples/neurips-2026/`, then `papersift sql` or
+    `papersift export`.
+    """
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True)
+@db_option
+@endpoint_options
+@_known_errors
+def run(inputs: tuple[str, ...], db: Path, **kw: Any) -> None:
+    """Ingest INPUTS (files, folders, globs) and extract every abstract.
+
+    Cached answers are reused, so rerunning after Ctrl-C or a crash continues where it
+    stopped. Ends with `N abstracts: X extracted, Y from cache, Z failed`.
+    """
+    settings = _settings(db, kw)
+    with progress_bar() as on_event:
+        try:
+            report, summary = app.run_inputs(list(inputs), settings, progress=on_event)
+        except KeyboardInterrupt:
+            click.echo("interrupted: finished work is stored; rerun to continue", err=True)
+            sys.exit(130)
+    click.echo(f"read {report.files} file(s): {report.occurrences} abstracts, "
+               f"{report.papers} distinct ({report.new_papers} new)")
+    _print_summary(summary, db)
+    if summary.n_failed or summary.input_problems:
+        sys.exit(2 if summary.done == summary.n_failed else 0)
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True)
+@db_option
+@click.option("--max-chars", type=int, default=DEFAULT_MAX_CHARS, show_default=True)
+@_known_errors
+def ingest(inputs: tuple[str, ...], db: Path, max_chars: int) -> None:
+    """Store the abstracts of INPUTS and where they occur, without extracting."""
+    report = app.ingest_only(db, list(inputs), max_chars=max_chars)
+    click.echo(f"read {report.files} file(s): {report.occurrences} abstracts, "
+               f"{report.papers} distinct ({report.new_papers} new)")
+    for problem in report.problems:
+        click.echo(f"  problem: {problem.message}")
+
+
+@cli.command()
+@db_option
+@endpoint_options
+@click.option("--all", "all_papers", is_flag=True,
+              help="Extract every stored paper, not only those without an extraction.")
+@_known_errors
+def extract(db: Path, all_papers: bool, **kw: Any) -> None:
+    """Extract stored papers (those without an extraction yet, unless --all)."""
+    settings = _settings(db, kw)
+    with progress_bar() as on_event:
+        summary = app.extract_stored(settings, only_missing=not all_papers, progress=on_event)
+    _print_summary(summary, db)
+
+
+@cli.command()
+@click.argument("query")
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True)
+@_known_errors
+def sql(query: str, db: Path, fmt: str) -> None:
+    """Run a read-only SQL QUERY on the warehouse (writes fail).
+
+    Tables and views: papers, sources, tasks, methods, benchmarks, gains,
+    contribution_types, paper_summary, extractions, runs, calls, failures.
+    """
+    _print_result(run_sql(db, query), fmt)
+
+
+@cli.command()
+@click.argument("name", required=False)
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True)
+@_known_errors
+def query(name: str | None, db: Path, fmt: str) -> None:
+    """Run the saved query NAME, or list the saved queries."""
+    saved = saved_queries()
+    if name is None:
+        for item in saved.values():
+            click.echo(f"{item.name:26} {item.description}")
+        return
+    if name not in saved:
+        raise click.ClickException(f"no saved query {name!r}; choose from {', '.join(saved)}")
+    _print_result(run_sql(db, saved[name].sql), fmt)
+
+
+@cli.command("export")
+@db_option
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="csv", show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("exports"), show_default=True)
+@_known_errors
+def export_command(db: Path, fmt: str, out_dir: Path) -> None:
+    """Write the paper table and one long table per field as CSV, Parquet or JSONL."""
+    for item in export(db, out_dir, fmt):
+        click.echo(f"{item.path}  {item.rows} rows")
+
+
+@cli.command()
+@db_option
+@click.option("--limit", type=int, default=20, show_default=True)
+@_known_errors
+def runs(db: Path, limit: int) -> None:
+    """List recent runs with their counts, model and tokens."""
+    result = run_sql(
+        db,
+        "SELECT run_id, status, model, mode, n_abstracts AS n, n_extracted AS extracted, "
+        "n_cached AS cached, n_failed AS failed, prompt_tokens + completion_tokens AS tokens, "
+        "round(epoch(finished - started), 1) AS seconds FROM runs ORDER BY started DESC LIMIT ?",
+        [limit],
+    )
+    _print_result(result, "table")
+
+
+@cli.group()
+def cache() -> None:
+    """Inspect or clear the cache of model answers."""
+
+
+@cache.command("stats")
+@db_option
+@_known_errors
+def cache_stats(db: Path) -> None:
+    """Show how many answers are cached, by model."""
+    with Warehouse(db) as warehouse:
+        stats = warehouse.cache_stats()
+    click.echo(json.dumps(stats, indent=2))
+
+
+@cache.command("clear")
+@db_option
+@click.option("--model", help="Clear only this model's answers.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@_known_errors
+def cache_clear(db: Path, model: str | None, yes: bool) -> None:
+    """Delete cached answers (extractions already stored are kept)."""
+    if not yes:
+        click.confirm("Delete cached answers? Later runs will pay for them again", abort=True)
+    with Warehouse(db) as warehouse:
+        count = warehouse.cache_clear(model)
+    click.echo(f"deleted {count} cached answer(s)")
+
+
+@cli.command()
+@_known_errors
+def models() -> None:
+    """List the local models: catalogue entries and GGUF files in the model cache."""
+    from extract.models import list_models
+
+    for entry in list_models():
+        click.echo("  ".join(f"{key}={value}" for key, value in entry.items()))
+
+
+def main() -> None:
+    cli(prog_name="papersift")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""Choosing the endpoint: OpenAI, any OpenAI-compatible server, or the embedded local model.
+
+One road to every model: whatever the provider, the result is an :class:`Endpoint` (a base
+URL, a model name and an instructor mode). ``local`` starts llama.cpp's server as a child
+process for the duration of the ``with`` block.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from extract.llm import MODES, Endpoint
+
+PROVIDERS = ("local", "openai", "compatible")
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
+# The instructor mode each kind of endpoint gets unless --mode says otherwise.
+# llama.cpp answers JSON_SCHEMA with HTTP 500 but constrains Mode.JSON output to the
+# schema passed in response_format; OpenAI's tool calling is its most reliable road.
+DEFAULT_MODES = {"local": "json", "openai": "tools", "compatible": "json"}
+
+
+class EndpointError(Exception):
+    """The endpoint options do not make sense together, or a key is unreadable."""
+
+
+@dataclass(frozen=True)
+class EndpointOptions:
+    provider: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    mode: str | None = None
+    api_key_file: Path | None = None
+    model_path: Path | None = None
+    fast: bool = False
+    temperature: float = 0.0
+    max_tokens: int = 1536
+    timeout_s: float | None = None  # None: 600 s local (a CPU model is slow), 180 s remote
+    n_ctx: int | None = None
+    server_log: Path | None = None
+
+
+def read_api_key(options: EndpointOptions) -> str | None:
+    """The key from --api-key-file, else OPENAI_API_KEY; never stored anywhere."""
+    if options.api_key_file is not None:
+        try:
+            key = options.api_key_file.read_text(encoding="utf-8").strip()
+        except OSError as error:
+            raise EndpointError(
+                f"cannot read the API key file {options.api_key_file}: {error.strerror}"
+            ) from error
+        if not key:
+            raise EndpointError(f"the API key file {options.api_key_file} is empty")
+        return key
+    return os.environ.get("OPENAI_API_KEY") or None
+
+
+def choose_provider(options: EndpointOptions, api_key: str | None) -> str:
+    """Explicit --provider wins; a base URL means 'compatible'; a key alone means OpenAI;
+    nothing configured means the embedded local model."""
+    if options.provider:
+        if options.provider not in PROVIDERS:
+            raise EndpointError(f"unknown provider {options.provider!r}; choose {PROVIDERS}")
+        return options.provider
+    if options.model_path is not None or options.fast:
+        return "local"
+    if options.base_url or os.environ.get("OPENAI_BASE_URL"):
+        return "compatible"
+    if api_key:
+        return "openai"
+    return "local"
+
+
+def _mode(options: EndpointOptions, provider: str) -> str:
+    mode = options.mode or DEFAULT_MODES[provider]
+    if mode not in MODES:
+        raise EndpointError(f"unknown mode {mode!r}; choose one of {sorted(MODES)}")
+    return mode
+
+
+def remote_endpoint(options: EndpointOptions, provider: str, api_key: str | None) -> Endpoint:
+    """An endpoint for OpenAI or another OpenAI-compatible server."""
+    if provider == "openai":
+        base_url = options.base_url or OPENAI_BASE_URL
+        model = options.model or OPENAI_DEFAULT_MODEL
+        if not api_key:
+            raise EndpointError(
+                "the openai provider needs a key: set OPENAI_API_KEY or pass --api-key-file"
+            )
+    else:
+        base_url = options.base_url or os.environ.get("OPENAI_BASE_URL") or ""
+        if not base_url:
+            raise EndpointError("the compatible provider needs --base-url (or OPENAI_BASE_URL)")
+        if not options.model:
+            raise EndpointError("the compatible provider needs --model (the server's model name)")
+        model = options.model
+    return Endpoint(
+        base_url=base_url,
+        model=model,
+        mode=_mode(options, provider),
+        api_key=api_key,
+        temperature=options.temperature,
+        max_tokens=options.max_tokens,
+        timeout_s=options.timeout_s or 180.0,
+        kind=provider,
+    )
+
+
+@contextmanager
+def open_endpoint(options: EndpointOptions) -> Iterator[Endpoint]:
+    """Yield a ready endpoint; for the local provider, a server runs until the block ends."""
+    api_key = read_api_key(options)
+    provider = choose_provider(options, api_key)
+    if provider != "local":
+        yield remote_endpoint(options, provider, api_key)
+        return
+    # Imported here: the local road needs the [local] extra, the others do not.
+    from extract.local_server import LocalServer
+    from extract.models import CATALOGUE, DEFAULT_MODEL, FAST_MODEL, ensure_model
+
+    if options.model_path is not None:
+        model_path = options.model_path
+        if not model_path.is_file():
+            raise EndpointError(f"no model file at {model_path}")
+        stat = model_path.stat()
+        identity = f"gguf:{model_path.name}:{stat.st_size}"
+        spec = None
+    else:
+        name = options.model or (FAST_MODEL if options.fast else DEFAULT_MODEL)
+        if name not in CATALOGUE:
+            raise EndpointError(
+                f"unknown local model {name!r}; `papersift models` lists them "
+                "(or pass --model-path FILE.gguf)"
+            )
+        spec = CATALOGUE[name]
+        model_path = ensure_model(name)
+        identity = f"gguf:sha256:{spec.sha256}"
+    n_ctx = options.n_ctx or (spec.context_length if spec else 8192)
+    server = LocalServer(
+        model_path,
+        n_ctx=n_ctx,
+        chat_format=spec.chat_format if spec else None,
+        log_path=options.server_log,
+    )
+    with server:
+        yield Endpoint(
+            base_url=server.base_url,
+            model=server.model_alias,
+            mode=_mode(options, "local"),
+            temperature=options.temperature,
+            max_tokens=options.max_tokens,
+            timeout_s=options.timeout_s or 600.0,
+            constrain_json=_mode(options, "local") == "json",
+            kind="local",
+            identity=identity,
+        )

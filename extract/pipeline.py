@@ -1,0 +1,476 @@
+"""Run orchestration: ingest into the warehouse, extract with a thread pool, one writer.
+
+Every abstract of a run ends as an extraction (new or from cache) or as a failure row with
+its reason. Rows reach DuckDB from the calling thread only, in batches, each batch in one
+transaction, so a crash or Ctrl-C leaves the warehouse consistent and a rerun continues
+from the cache without paying twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from extract.extractor import Extractor, Failure, Outcome
+from extract.grounding import align
+from extract.ingest import IngestProblem, IngestResult, ingest
+from schemas import PaperExtraction, schema_version
+from schemas.numbers import numbers_in, value_matches
+from warehouse import Warehouse
+from warehouse.store import Batch, RunCounts
+
+FLUSH_EVERY_PAPERS = 16
+FLUSH_EVERY_SECONDS = 1.0
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def papersift_version() -> str:
+    try:
+        return version("papersift")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def new_run_id() -> str:
+    return f"run_{datetime.now(UTC):%Y%m%dT%H%M%S}_{secrets.token_hex(3)}"
+
+
+# -- ingest --------------------------------------------------------------------------------
+
+
+@dataclass
+class IngestReport:
+    files: int
+    occurrences: int
+    papers: int
+    new_papers: int
+    problems: list[IngestProblem]
+
+
+def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
+    """Rows for papers, sources and input failures of one ingest."""
+    now = _now()
+    batch = Batch()
+    for paper in result.papers:
+        batch.add(
+            "papers",
+            {
+                "paper_id": paper.paper_id,
+                "text": paper.text,
+                "text_sha256": "sha256:" + hashlib.sha256(paper.text.encode("utf-8")).hexdigest(),
+                "chars": len(paper.text),
+                "first_seen": now,
+            },
+        )
+        for occ in paper.occurrences:
+            batch.add(
+                "sources",
+                {
+                    "paper_id": paper.paper_id,
+                    "file": occ.file,
+                    "position": occ.position,
+                    "line": occ.line,
+                    "collection": occ.collection,
+                    "venue": occ.venue,
+                    "year": occ.year,
+                    "source_id": occ.source_id,
+                    "title": occ.title,
+                    "first_seen": now,
+                },
+            )
+    for problem in result.problems:
+        if problem.reason == "too_long":
+            continue  # the paper is stored; its failure is recorded when a run skips it
+        batch.add(
+            "failures",
+            {
+                "run_id": run_id,
+                "paper_id": problem.paper_id,
+                "file": problem.file,
+                "position": problem.position,
+                "stage": "ingest",
+                "reason": problem.reason,
+                "detail": problem.message,
+                "created": now,
+            },
+        )
+    return batch
+
+
+def ingest_into(
+    warehouse: Warehouse, inputs: Sequence[str | Path], *, max_chars: int, run_id: str | None = None
+) -> tuple[IngestResult, IngestReport]:
+    """Read the inputs and store their papers and provenance; bad inputs become failure rows."""
+    result = ingest(inputs, max_chars=max_chars)
+    before = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()
+    warehouse.write(ingest_batch(result, run_id))
+    after = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()
+    assert before is not None and after is not None
+    report = IngestReport(
+        files=len(result.files),
+        occurrences=result.occurrences,
+        papers=len(result.papers),
+        new_papers=after[0] - before[0],
+        problems=list(result.problems),
+    )
+    return result, report
+
+
+# -- outcome -> rows -----------------------------------------------------------------------
+
+
+def extraction_id_for(cache_key: str, raw: dict[str, Any]) -> str:
+    canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(f"{cache_key}\n{canonical}".encode()).hexdigest()
+
+
+def _grounded(evidence: str, text: str) -> dict[str, Any]:
+    alignment = align(evidence, text)
+    return {
+        "evidence": evidence,
+        "char_start": alignment.char_start,
+        "char_end": alignment.char_end,
+        "alignment": alignment.status,
+        "align_score": round(alignment.score, 4),
+    }
+
+
+def extraction_rows(
+    batch: Batch,
+    *,
+    paper_id: str,
+    text: str,
+    extraction: PaperExtraction,
+    extraction_id: str,
+    common: dict[str, Any],
+) -> None:
+    """Add an extraction and its long-table items, grounded by code, to the batch."""
+    base = {"extraction_id": extraction_id, "paper_id": paper_id}
+    items = 0
+    ungrounded = 0
+
+    def grounded(evidence: str) -> dict[str, Any]:
+        nonlocal items, ungrounded
+        row = _grounded(evidence, text)
+        items += 1
+        ungrounded += row["alignment"] == "none"
+        return row
+
+    for idx, ctype in enumerate(extraction.contribution_types):
+        batch.add("extraction_contribution_types", {**base, "idx": idx, "type": ctype})
+    for idx, task in enumerate(extraction.tasks):
+        batch.add("extraction_tasks", {**base, "idx": idx, "name": task.name,
+                                       **grounded(task.evidence)})
+    for idx, method in enumerate(extraction.methods):
+        batch.add(
+            "extraction_methods",
+            {**base, "idx": idx, "name": method.name, "expansion": method.expansion,
+             "aliases": list(method.aliases), **grounded(method.evidence)},
+        )
+    for idx, bench in enumerate(extraction.benchmarks):
+        batch.add(
+            "extraction_benchmarks",
+            {**base, "idx": idx, "name": bench.name, "kind": bench.kind,
+             "introduced": bench.introduced, **grounded(bench.evidence)},
+        )
+    for idx, gain in enumerate(extraction.claimed_gains):
+        row = grounded(gain.evidence)
+        value_ok = (
+            None if gain.value is None else value_matches(gain.value, numbers_in(gain.evidence))
+        )
+        if value_ok is False and row["alignment"] != "none":
+            ungrounded += 1
+        batch.add(
+            "extraction_gains",
+            {**base, "idx": idx, "metric": gain.metric, "value": gain.value, "unit": gain.unit,
+             "kind": gain.kind, "baseline": gain.baseline, "dataset": gain.dataset,
+             "value_in_evidence": value_ok, **row},
+        )
+    batch.add(
+        "extractions",
+        {**base, **common, "raw_json": extraction.model_dump(mode="json"),
+         "items": items, "items_ungrounded": ungrounded, "created": _now()},
+    )
+
+
+# -- extraction run ------------------------------------------------------------------------
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    n_abstracts: int = 0
+    n_extracted: int = 0
+    n_cached: int = 0
+    n_failed: int = 0
+    n_reasked: int = 0
+    n_lenient: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    http_requests: int = 0
+    seconds: float = 0.0
+    status: str = "running"
+    failures: list[tuple[str, str, str]] = field(default_factory=list)  # paper, reason, detail
+    input_problems: list[IngestProblem] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        return self.n_extracted + self.n_cached + self.n_failed
+
+    def line(self) -> str:
+        return (
+            f"{self.n_abstracts} abstracts: {self.n_extracted} extracted, "
+            f"{self.n_cached} from cache, {self.n_failed} failed"
+        )
+
+
+# progress(event, summary): event is "start", "advance" or "end".
+Progress = Callable[[str, RunSummary], None]
+
+
+@dataclass(frozen=True)
+class Job:
+    paper_id: str
+    text: str
+    skip: Failure | None = None  # a known reason not to send it (too long for the context)
+
+
+class Runner:
+    """Extracts a list of papers into a warehouse with one extractor."""
+
+    def __init__(
+        self,
+        warehouse: Warehouse,
+        extractor: Extractor,
+        *,
+        concurrency: int = 1,
+        use_cache: bool = True,
+        progress: Progress | None = None,
+        run_id: str | None = None,
+        inputs: Iterable[str] = (),
+        extra_params: dict[str, Any] | None = None,
+    ) -> None:
+        self.warehouse = warehouse
+        self.extractor = extractor
+        self.concurrency = max(1, concurrency)
+        self.use_cache = use_cache
+        self.progress = progress or (lambda _event, _summary: None)
+        self.run_id = run_id or new_run_id()
+        self.inputs = list(inputs)
+        self.extra_params = extra_params or {}
+        self.summary = RunSummary(run_id=self.run_id)
+        self._pending = Batch()
+        self._pending_papers = 0
+        self._last_flush = time.monotonic()
+        endpoint = extractor.endpoint
+        self._common = {
+            "run_id": self.run_id,
+            "endpoint": endpoint.cache_identity,
+            "model": endpoint.model,
+            "mode": endpoint.mode,
+            "prompt_version": extractor.prompt.version,
+            "schema_version": schema_version(),
+        }
+
+    def start(self) -> None:
+        endpoint = self.extractor.endpoint
+        self.warehouse.mark_unfinished_runs()
+        self.warehouse.start_run(
+            self.run_id,
+            endpoint=endpoint.cache_identity,
+            model=endpoint.model,
+            mode=endpoint.mode,
+            prompt_version=self.extractor.prompt.version,
+            schema_version=schema_version(),
+            params={**endpoint.describe(), "concurrency": self.concurrency,
+                    "use_cache": self.use_cache, "max_reasks": self.extractor.max_reasks,
+                    **self.extra_params},
+            inputs=self.inputs,
+            papersift_version=papersift_version(),
+        )
+
+    def run(self, jobs: Sequence[Job]) -> RunSummary:
+        """Extract every job; returns the summary (status 'interrupted' after Ctrl-C)."""
+        started = time.monotonic()
+        self.summary.n_abstracts = len(jobs)
+        self.start()
+        self.progress("start", self.summary)
+        status = "crashed"
+        try:
+            to_send = self._take_known(jobs)
+            self._extract_all(to_send)
+            status = "finished"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            self._flush(force=True)
+            self.summary.status = status
+            self.summary.seconds = time.monotonic() - started
+            self.warehouse.finish_run(
+                self.run_id,
+                status,
+                RunCounts(
+                    n_abstracts=self.summary.n_abstracts,
+                    n_extracted=self.summary.n_extracted,
+                    n_cached=self.summary.n_cached,
+                    n_failed=self.summary.n_failed,
+                    prompt_tokens=self.summary.prompt_tokens,
+                    completion_tokens=self.summary.completion_tokens,
+                ),
+            )
+            self.progress("end", self.summary)
+        return self.summary
+
+    def _take_known(self, jobs: Sequence[Job]) -> list[Job]:
+        """Record skipped and cached papers; return those that need the model."""
+        keys = {job.paper_id: self.extractor.key_for(job.text) for job in jobs}
+        cached = self.warehouse.cache_lookup(keys.values()) if self.use_cache else {}
+        to_send = []
+        for job in jobs:
+            if job.skip is not None:
+                self._record(Outcome(paper_id=job.paper_id, cache_key=keys[job.paper_id],
+                                     failure=job.skip), job.text)
+                continue
+            hit = cached.get(keys[job.paper_id])
+            if hit is None:
+                to_send.append(job)
+                continue
+            outcome = Outcome(
+                paper_id=job.paper_id,
+                cache_key=keys[job.paper_id],
+                extraction=PaperExtraction.model_validate(hit["response"]),
+                lenient=hit["lenient"],
+                asks=hit["asks"] or 0,
+                from_cache=True,
+            )
+            self._record(outcome, job.text)
+        return to_send
+
+    def _extract_all(self, jobs: list[Job]) -> None:
+        if not jobs:
+            return
+        texts = {job.paper_id: job.text for job in jobs}
+        pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="extract")
+        try:
+            pending: set[Future[Outcome]] = set()
+            queue = iter(jobs)
+            # Keep at most 2x concurrency in flight so Ctrl-C has little to cancel.
+            for job in queue:
+                pending.add(pool.submit(self.extractor.extract, job.paper_id, job.text))
+                if len(pending) >= 2 * self.concurrency:
+                    break
+            while pending:
+                done, pending = wait(pending, timeout=FLUSH_EVERY_SECONDS,
+                                     return_when=FIRST_COMPLETED)
+                for future in done:
+                    outcome = future.result()
+                    self._record(outcome, texts[outcome.paper_id])
+                    next_job = next(queue, None)
+                    if next_job is not None:
+                        pending.add(pool.submit(self.extractor.extract, next_job.paper_id,
+                                                next_job.text))
+                self._flush()
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _record(self, outcome: Outcome, text: str) -> None:
+        """Turn an outcome into rows in the pending batch and update the summary."""
+        now = _now()
+        summary = self.summary
+        batch = self._pending
+        for call in outcome.calls:
+            batch.add("calls", {"run_id": self.run_id, "paper_id": outcome.paper_id,
+                                "cache_key": outcome.cache_key, **call.__dict__})
+        summary.http_requests += len(outcome.calls)
+        summary.prompt_tokens += outcome.prompt_tokens
+        summary.completion_tokens += outcome.completion_tokens
+        if outcome.extraction is not None:
+            raw = outcome.extraction.model_dump(mode="json")
+            extraction_id = extraction_id_for(outcome.cache_key, raw)
+            extraction_rows(
+                batch,
+                paper_id=outcome.paper_id,
+                text=text,
+                extraction=outcome.extraction,
+                extraction_id=extraction_id,
+                common={**self._common, "cache_key": outcome.cache_key,
+                        "asks": outcome.asks, "lenient": outcome.lenient},
+            )
+            if not outcome.from_cache:
+                batch.add("llm_cache", {
+                    "cache_key": outcome.cache_key, "response_json": raw,
+                    "lenient": outcome.lenient, "model": self.extractor.endpoint.model,
+                    "asks": outcome.asks, "prompt_tokens": outcome.prompt_tokens,
+                    "completion_tokens": outcome.completion_tokens, "created": now,
+                })
+            batch.add("run_papers", {"run_id": self.run_id, "paper_id": outcome.paper_id,
+                                     "outcome": "cached" if outcome.from_cache else "extracted",
+                                     "extraction_id": extraction_id, "recorded": now})
+            if outcome.from_cache:
+                summary.n_cached += 1
+            else:
+                summary.n_extracted += 1
+            summary.n_reasked += outcome.asks > 1 and not outcome.from_cache
+            summary.n_lenient += outcome.lenient
+        else:
+            failure = outcome.failure or Failure("unknown", "unknown", "no result and no reason")
+            batch.add("failures", {"run_id": self.run_id, "paper_id": outcome.paper_id,
+                                   "file": None, "position": None, "stage": failure.stage,
+                                   "reason": failure.reason, "detail": failure.detail,
+                                   "created": now})
+            batch.add("run_papers", {"run_id": self.run_id, "paper_id": outcome.paper_id,
+                                     "outcome": "failed", "extraction_id": None,
+                                     "recorded": now})
+            summary.n_failed += 1
+            summary.failures.append((outcome.paper_id, failure.reason, failure.detail))
+        self._pending_papers += 1
+        self.progress("advance", summary)
+        self._flush()
+
+    def _flush(self, force: bool = False) -> None:
+        due = (
+            self._pending_papers >= FLUSH_EVERY_PAPERS
+            or time.monotonic() - self._last_flush >= FLUSH_EVERY_SECONDS
+        )
+        if self._pending_papers and (force or due):
+            self.warehouse.write(self._pending)
+            self._pending = Batch()
+            self._pending_papers = 0
+            self._last_flush = time.monotonic()
+
+
+def jobs_for_stored(papers: Iterable[tuple[str, str]], max_chars: int) -> list[Job]:
+    """Jobs for papers already in the warehouse; over-long ones carry their skip reason."""
+    jobs = []
+    for paper_id, text in papers:
+        skip = None
+        if len(text) > max_chars:
+            skip = Failure("ingest", "too_long",
+                           f"{paper_id}: {len(text):,} characters, over the {max_chars:,}-character "
+                           "limit for the model's context")
+        jobs.append(Job(paper_id, text, skip))
+    return jobs
+
+
+def jobs_from(result: IngestResult) -> list[Job]:
+    """One job per distinct paper; too-long papers carry their skip reason."""
+    too_long = {p.paper_id: p for p in result.problems if p.reason == "too_long" and p.paper_id}
+    jobs = []
+    for paper in result.papers:
+        problem = too_long.get(paper.paper_id)
+        skip = Failure("ingest", "too_long", problem.message) if problem else None
+        jobs.append(Job(paper.paper_id, paper.text, skip))
+    return jobs

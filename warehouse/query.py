@@ -1,0 +1,88 @@
+"""Read-only SQL over a warehouse, and the saved queries users ask first."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from warehouse.db import WarehouseError, connect
+
+QUERIES_DIR = Path(__file__).parent / "queries"
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+    def to_csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(self.columns)
+        writer.writerows([_plain(value) for value in row] for row in self.rows)
+        return buffer.getvalue()
+
+    def to_json(self) -> str:
+        return json.dumps(self.as_dicts(), default=_json_default, ensure_ascii=False, indent=2)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return "; ".join(str(item) for item in value)
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    return str(value)
+
+
+def run_sql(db_path: str | Path, sql: str, params: list[Any] | None = None) -> QueryResult:
+    """Run one query on a read-only connection: writes fail, the file is never changed."""
+    con = connect(db_path, read_only=True)
+    try:
+        cursor = con.execute(sql, params or [])
+        columns = [d[0] for d in cursor.description] if cursor.description else []
+        rows = cursor.fetchall() if columns else []
+    except duckdb.Error as error:
+        raise WarehouseError(f"query failed: {error}") from error
+    finally:
+        con.close()
+    return QueryResult(columns, rows)
+
+
+@dataclass(frozen=True)
+class SavedQuery:
+    name: str
+    description: str
+    sql: str
+
+
+def saved_queries(directory: Path = QUERIES_DIR) -> dict[str, SavedQuery]:
+    """Saved queries by name; each file's leading ``--`` comment lines are its description."""
+    found = {}
+    for path in sorted(directory.glob("*.sql")):
+        text = path.read_text(encoding="utf-8")
+        comment = []
+        for line in text.splitlines():
+            if not line.startswith("--"):
+                break
+            comment.append(line.removeprefix("--").strip())
+        name = re.sub(r"^\d+_", "", path.stem)
+        found[name] = SavedQuery(name, " ".join(comment).strip(), text)
+    return found
