@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+
 from warehouse.db import WarehouseError, connect
 
 FORMATS = ("csv", "parquet", "jsonl")
@@ -26,15 +28,15 @@ _LONG = {
 }
 
 _STRUCT_ITEM = (
-    "evidence := evidence, char_start := char_start, char_end := char_end, "
-    "alignment := alignment"
+    "'evidence': evidence, 'char_start': char_start, 'char_end': char_end, "
+    "'alignment': alignment"
 )
 _JSONL = f"""
 SELECT
     p.paper_id,
     p.text,
-    (SELECT list(struct_pack(file := s.file, position := s.position, line := s.line,
-                             collection := s.collection, venue := s.venue, year := s.year)
+    (SELECT list({{'file': s.file, 'position': s.position, 'line': s.line,
+                  'collection': s.collection, 'venue': s.venue, 'year': s.year}}
                  ORDER BY s.file, s.position)
      FROM sources s WHERE s.paper_id = p.paper_id) AS sources,
     l.extraction_id,
@@ -42,17 +44,17 @@ SELECT
     l.lenient,
     (SELECT list(c.type ORDER BY c.idx) FROM contribution_types c
      WHERE c.extraction_id = l.extraction_id) AS contribution_types,
-    (SELECT list(struct_pack(name := name, {_STRUCT_ITEM}) ORDER BY idx) FROM tasks t
+    (SELECT list({{'name': name, {_STRUCT_ITEM}}} ORDER BY idx) FROM tasks t
      WHERE t.extraction_id = l.extraction_id) AS tasks,
-    (SELECT list(struct_pack(name := name, expansion := expansion, aliases := aliases,
-                             {_STRUCT_ITEM}) ORDER BY idx) FROM methods m
+    (SELECT list({{'name': name, 'expansion': expansion, 'aliases': aliases,
+                  {_STRUCT_ITEM}}} ORDER BY idx) FROM methods m
      WHERE m.extraction_id = l.extraction_id) AS methods,
-    (SELECT list(struct_pack(name := name, kind := kind, introduced := introduced,
-                             {_STRUCT_ITEM}) ORDER BY idx) FROM benchmarks b
+    (SELECT list({{'name': name, 'kind': kind, 'introduced': introduced,
+                  {_STRUCT_ITEM}}} ORDER BY idx) FROM benchmarks b
      WHERE b.extraction_id = l.extraction_id) AS benchmarks,
-    (SELECT list(struct_pack(metric := metric, value := value, unit := unit, kind := kind,
-                             baseline := baseline, dataset := dataset,
-                             value_in_evidence := value_in_evidence, {_STRUCT_ITEM})
+    (SELECT list({{'metric': metric, 'value': value, 'unit': unit, 'kind': kind,
+                  'baseline': baseline, 'dataset': dataset,
+                  'value_in_evidence': value_in_evidence, {_STRUCT_ITEM}}}
                  ORDER BY idx) FROM gains g
      WHERE g.extraction_id = l.extraction_id) AS claimed_gains
 FROM papers p
@@ -67,10 +69,7 @@ class Exported:
     rows: int
 
 
-def _copy(con: object, query: str, path: Path, options: str) -> int:
-    import duckdb
-
-    assert isinstance(con, duckdb.DuckDBPyConnection)
+def _copy(con: duckdb.DuckDBPyConnection, query: str, path: Path, options: str) -> int:
     literal = str(path).replace("'", "''")
     con.execute(f"COPY ({query}) TO '{literal}' ({options})")
     count = con.execute(f"SELECT count(*) FROM ({query})").fetchone()

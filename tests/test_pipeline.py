@@ -1,0 +1,147 @@
+"""The whole run on the real corpus against a hand-written fake model (tests/fakes.py):
+counts add up, nothing is duplicated, a warm cache makes no requests, Ctrl-C resumes."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from extract.app import RunSettings, extract_stored, ingest_only, run_inputs
+from extract.llm import Endpoint
+from tests.conftest import CORPUS
+from tests.fakes import FakeModel
+from warehouse.export import export
+from warehouse.query import run_sql
+
+ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json")
+
+
+def _run(db: Path, model: FakeModel, **settings: object) -> tuple[object, object]:
+    return run_inputs([str(CORPUS)], RunSettings(db=db, **settings),  # type: ignore[arg-type]
+                      transport=model.transport(), endpoint=ENDPOINT)
+
+
+def _count(db: Path, sql: str) -> int:
+    rows = run_sql(db, sql).rows
+    return int(rows[0][0])
+
+
+def test_corpus_run_then_warm_cache_rerun(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    model = FakeModel()
+    report, summary = _run(db, model)
+    assert (report.files, report.occurrences, report.papers) == (4, 76, 63)  # type: ignore[attr-defined]
+    assert summary.line() == "63 abstracts: 63 extracted, 0 from cache, 0 failed"  # type: ignore[attr-defined]
+    assert model.requests == 63
+    assert _count(db, "SELECT count(*) FROM papers") == 63
+    assert _count(db, "SELECT count(*) FROM sources") == 76
+    assert _count(db, "SELECT count(*) FROM calls WHERE status = 'ok'") == 63
+    assert _count(db, "SELECT count(*) FROM tasks WHERE alignment = 'exact'") == 63
+
+    again = FakeModel()
+    _, second = _run(db, again)
+    assert again.requests == 0
+    assert second.line() == "63 abstracts: 0 extracted, 63 from cache, 0 failed"  # type: ignore[attr-defined]
+    assert _count(db, "SELECT count(*) FROM extractions") == 63
+    assert _count(db, "SELECT count(*) FROM extraction_tasks") == 63
+    assert _count(db, "SELECT count(*) FROM latest_extractions") == 63
+    assert _count(db, "SELECT count(*) FROM runs WHERE status = 'finished'") == 2
+
+    fresh = FakeModel()
+    _, third = _run(db, fresh, use_cache=False)
+    assert fresh.requests == 63 and third.n_extracted == 63  # type: ignore[attr-defined]
+    assert _count(db, "SELECT count(*) FROM extractions") == 63  # same answers, same ids
+
+
+def test_interrupted_run_is_consistent_and_resumes(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    with pytest.raises(KeyboardInterrupt):
+        _run(db, FakeModel(interrupt_after=20))
+    status = run_sql(db, "SELECT status, n_extracted FROM runs").rows
+    assert status == [("interrupted", 20)]
+    assert _count(db, "SELECT count(*) FROM extractions") == 20
+    assert _count(db, "SELECT count(*) FROM llm_cache") == 20
+
+    resumed = FakeModel()
+    _, summary = _run(db, resumed)
+    assert resumed.requests == 43
+    assert summary.line() == "63 abstracts: 43 extracted, 20 from cache, 0 failed"  # type: ignore[attr-defined]
+    assert _count(db, "SELECT count(*) FROM extractions") == 63
+    assert _count(db, "SELECT count(DISTINCT paper_id) FROM extraction_tasks") == 63
+    assert _count(db, "SELECT count(*) FROM extraction_tasks") == 63
+
+
+def test_concurrent_run_gets_the_same_result(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    model = FakeModel()
+    _, summary = _run(db, model, concurrency=4)
+    assert summary.n_extracted == 63 and model.requests == 63  # type: ignore[attr-defined]
+    assert _count(db, "SELECT count(*) FROM calls") == 63
+
+
+def test_too_long_and_bad_inputs_become_failures_not_losses(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "ok.txt").write_text("Venue 2025 Papers\n\nA short abstract about graphs.\n\n"
+                                   + "word " * 400 + "\n", encoding="utf-8")
+    (folder / "bad.txt").write_bytes(b"Title\n\nCaf\xe9 au lait\n")
+    db = tmp_path / "w.duckdb"
+    model = FakeModel()
+    _, summary = run_inputs([str(folder)], RunSettings(db=db, max_chars=1000),
+                            transport=model.transport(), endpoint=ENDPOINT)
+    assert summary.line() == "2 abstracts: 1 extracted, 0 from cache, 1 failed"
+    assert model.requests == 1
+    reasons = run_sql(db, "SELECT stage, reason, file FROM failures ORDER BY reason").rows
+    assert reasons[0][:2] == ("ingest", "not_utf8") and reasons[0][2].endswith("bad.txt")
+    assert reasons[1][:2] == ("ingest", "too_long")
+    assert [p.reason for p in summary.input_problems] == ["not_utf8"]
+
+
+def test_ingest_then_extract_stored(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    report = ingest_only(db, [str(CORPUS)])
+    assert (report.papers, report.new_papers) == (63, 63)
+    assert ingest_only(db, [str(CORPUS)]).new_papers == 0
+    model = FakeModel()
+    summary = extract_stored(RunSettings(db=db), transport=model.transport(), endpoint=ENDPOINT)
+    assert summary.n_extracted == 63
+    assert extract_stored(RunSettings(db=db), transport=model.transport(),
+                          endpoint=ENDPOINT).n_abstracts == 0
+
+
+def test_exports_in_every_format(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    _run(db, FakeModel())
+    out = tmp_path / "exports"
+    csv_files = {e.path.name: e.rows for e in export(db, out, "csv")}
+    assert csv_files["papers.csv"] == 63 and csv_files["tasks.csv"] == 63
+    with (out / "papers.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 63 and rows[0]["tasks"] == "the paper's task"
+    assert "text" in rows[0] and rows[0]["contribution_types"] == "method"
+
+    export(db, out, "parquet")
+    assert pq.read_table(out / "tasks.parquet").num_rows == 63
+    assert pq.read_table(out / "papers.parquet").num_rows == 63
+
+    (item,) = export(db, out, "jsonl")
+    lines = (out / "papers.jsonl").read_text(encoding="utf-8").splitlines()
+    assert item.rows == 63 and len(lines) == 63
+    paper = json.loads(lines[0])
+    assert paper["text"] and paper["tasks"][0]["alignment"] == "exact"
+    start, end = paper["tasks"][0]["char_start"], paper["tasks"][0]["char_end"]
+    assert paper["text"][start:end] == paper["tasks"][0]["evidence"]
+    assert paper["sources"][0]["venue"] == "NeurIPS"
+
+
+def test_the_warehouse_is_not_locked_after_a_run(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    _run(db, FakeModel())
+    con = duckdb.connect(str(db))
+    assert con.execute("SELECT count(*) FROM papers").fetchone() == (63,)
+    con.close()

@@ -1,0 +1,65 @@
+"""Prompts are data files: loaded strictly, versioned by content, examples checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from extract.grounding import locator
+from prompts import PromptError, load_prompt
+from schemas import PaperExtraction
+
+
+def test_examples_are_valid_and_grounded_in_their_own_abstract() -> None:
+    prompt = load_prompt()
+    assert prompt.examples
+    for example in prompt.examples:
+        parsed = PaperExtraction.model_validate(
+            example.answer, context={"locate": locator(example.abstract)}
+        )
+        assert parsed.model_dump(mode="json", exclude_defaults=False)
+
+
+def test_static_prefix_then_abstract_last() -> None:
+    prompt = load_prompt()
+    first = prompt.messages("Abstract one.")
+    second = prompt.messages("Another abstract entirely.")
+    assert first[0] == second[0]
+    assert first[-1]["content"].endswith('Abstract one.\n"""')
+    assert "{{" not in first[0]["content"]
+
+
+def test_version_is_a_content_hash(tmp_path: Path) -> None:
+    source = Path(__file__).resolve().parent.parent / "prompts"
+    for name in ("system.md", "user.md", "examples.json"):
+        text = (source / f"extract_v1.{name}").read_text(encoding="utf-8")
+        (tmp_path / f"p.{name}").write_text(text, encoding="utf-8")
+    original = load_prompt("p", tmp_path)
+    assert original.version == load_prompt().version
+    (tmp_path / "p.system.md").write_text(
+        (tmp_path / "p.system.md").read_text(encoding="utf-8") + "\nOne more rule.",
+        encoding="utf-8")
+    assert load_prompt("p", tmp_path).version != original.version
+
+
+@pytest.mark.parametrize(("system", "user", "message"), [
+    ("Rules.\n{{examples}}\n{{surprise}}", "{{abstract}}", "unknown placeholder"),
+    ("Rules without examples.", "{{abstract}}", "missing placeholder"),
+    ("{{examples}}", "No abstract here.", "missing placeholder"),
+])
+def test_placeholders_are_strict(tmp_path: Path, system: str, user: str, message: str) -> None:
+    (tmp_path / "p.system.md").write_text(system, encoding="utf-8")
+    (tmp_path / "p.user.md").write_text(user, encoding="utf-8")
+    (tmp_path / "p.examples.json").write_text('{"examples": []}', encoding="utf-8")
+    with pytest.raises(PromptError, match=message):
+        load_prompt("p", tmp_path)
+
+
+def test_unknown_example_keys_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "p.system.md").write_text("{{examples}}", encoding="utf-8")
+    (tmp_path / "p.user.md").write_text("{{abstract}}", encoding="utf-8")
+    (tmp_path / "p.examples.json").write_text(
+        '{"examples": [{"abstract": "a", "answer": {}, "notes": "x"}]}', encoding="utf-8")
+    with pytest.raises(PromptError, match="exactly 'abstract' and 'answer'"):
+        load_prompt("p", tmp_path)
