@@ -12,7 +12,6 @@ from extract.endpoints import EndpointOptions, open_endpoint
 from extract.extractor import Extractor
 from extract.ingest import DEFAULT_MAX_CHARS
 from extract.llm import Endpoint, RetryPolicy
-from extract.recording import recording_transport
 from extract.pipeline import (
     IngestReport,
     Job,
@@ -24,6 +23,7 @@ from extract.pipeline import (
     jobs_from,
     new_run_id,
 )
+from extract.recording import recording_transport
 from prompts import DEFAULT_PROMPT, load_prompt
 from warehouse import Warehouse
 
@@ -43,7 +43,9 @@ class RunSettings:
     record_to: Path | None = None  # save every HTTP exchange here (see extract.recording)
 
 
-def ingest_only(db: Path, inputs: Sequence[str], max_chars: int = DEFAULT_MAX_CHARS) -> IngestReport:
+def ingest_only(
+    db: Path, inputs: Sequence[str], max_chars: int = DEFAULT_MAX_CHARS
+) -> IngestReport:
     """Store papers and provenance without extracting."""
     with Warehouse(db) as warehouse:
         _, report = ingest_into(warehouse, inputs, max_chars=max_chars)
@@ -128,9 +130,8 @@ def extract_stored(
     """Extract papers already in the warehouse (by default those without an extraction)."""
     run_id = new_run_id()
     with Warehouse(settings.db) as warehouse:
-        where = (
-            "WHERE paper_id NOT IN (SELECT paper_id FROM latest_extractions)" if only_missing else ""
-        )
+        missing = "WHERE paper_id NOT IN (SELECT paper_id FROM latest_extractions)"
+        where = missing if only_missing else ""
         rows = warehouse.con.execute(
             f"SELECT paper_id, text FROM papers {where} ORDER BY first_seen, paper_id"
         ).fetchall()

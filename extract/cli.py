@@ -3,8 +3,10 @@ and turns known errors into one clean message."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -219,14 +221,16 @@ def cli() -> None:
 @click.argument("inputs", nargs=-1, required=True)
 @db_option
 @endpoint_options
+@click.option("--record", "record_to", type=click.Path(dir_okay=False, path_type=Path),
+              help="Save every HTTP exchange to this file (test recordings; see `make record`).")
 @_known_errors
-def run(inputs: tuple[str, ...], db: Path, **kw: Any) -> None:
+def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, **kw: Any) -> None:
     """Ingest INPUTS (files, folders, globs) and extract every abstract.
 
     Cached answers are reused, so rerunning after Ctrl-C or a crash continues where it
     stopped. Ends with `N abstracts: X extracted, Y from cache, Z failed`.
     """
-    settings = _settings(db, kw)
+    settings = dataclasses.replace(_settings(db, kw), record_to=record_to)
     with progress_bar() as on_event:
         try:
             report, summary = app.run_inputs(list(inputs), settings, progress=on_event)
@@ -316,8 +320,10 @@ def export_command(db: Path, fmt: str, out_dir: Path) -> None:
 @cli.command()
 @db_option
 @click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True)
 @_known_errors
-def runs(db: Path, limit: int) -> None:
+def runs(db: Path, limit: int, fmt: str) -> None:
     """List recent runs with their counts, model and tokens."""
     result = run_sql(
         db,
@@ -326,7 +332,7 @@ def runs(db: Path, limit: int) -> None:
         "round(epoch(finished - started), 1) AS seconds FROM runs ORDER BY started DESC LIMIT ?",
         [limit],
     )
-    _print_result(result, "table")
+    _print_result(result, fmt)
 
 
 @cli.group()
@@ -369,6 +375,8 @@ def models() -> None:
 
 
 def main() -> None:
+    # instructor logs every failed attempt at ERROR; papersift records them in `calls`.
+    logging.getLogger("instructor").setLevel(logging.CRITICAL)
     cli(prog_name="papersift")
 
 

@@ -141,7 +141,9 @@ class Extractor:
             self._finish(outcome, log)
         return outcome
 
-    def _after_retries(self, outcome: Outcome, error: InstructorRetryException, log: CallLog) -> None:
+    def _after_retries(
+        self, outcome: Outcome, error: InstructorRetryException, log: CallLog
+    ) -> None:
         cause = error.__cause__
         if isinstance(cause, IncompleteOutputException):
             outcome.failure = Failure("request", "length", "the answer hit max_tokens")

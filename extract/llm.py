@@ -40,7 +40,7 @@ MODES = {
 }
 
 
-class RetryableStatus(Exception):
+class RetryableStatusError(Exception):
     """An HTTP answer worth retrying (429, 5xx...)."""
 
     def __init__(self, response: httpx2.Response) -> None:
@@ -169,7 +169,7 @@ class _WaitRetryAfterOrBackoff:
     def __call__(self, state: RetryCallState) -> float:
         outcome = state.outcome
         error = outcome.exception() if outcome is not None else None
-        if isinstance(error, RetryableStatus):
+        if isinstance(error, RetryableStatusError):
             asked = _retry_after_seconds(error.response)
             if asked is not None:
                 return min(asked, self.policy.max_retry_after_s)
@@ -208,7 +208,7 @@ class RetryingTransport(httpx2.BaseTransport):
             | stop_after_delay(self.policy.max_elapsed_s),
             wait=_WaitRetryAfterOrBackoff(self.policy),
             retry=retry_if_exception_type(
-                (RetryableStatus, httpx2.TimeoutException, httpx2.NetworkError,
+                (RetryableStatusError, httpx2.TimeoutException, httpx2.NetworkError,
                  httpx2.RemoteProtocolError)
             ),
             sleep=self.sleep,
@@ -223,7 +223,7 @@ class RetryingTransport(httpx2.BaseTransport):
             for attempt in self._retrying():
                 with attempt:
                     return self._send_once(request, log, attempt.retry_state.attempt_number)
-        except RetryableStatus as exhausted:
+        except RetryableStatusError as exhausted:
             # Hand the last answer to the SDK, which raises its own typed error for it.
             return exhausted.response
         raise AssertionError("unreachable: tenacity either returns or raises")
@@ -233,7 +233,9 @@ class RetryingTransport(httpx2.BaseTransport):
     ) -> httpx2.Response:
         started = datetime.now(UTC).replace(tzinfo=None)
         clock = time.perf_counter()
-        record = CallRecord(ask=log.ask if log else 0, attempt=attempt, status="ok", started=started)
+        record = CallRecord(
+            ask=log.ask if log else 0, attempt=attempt, status="ok", started=started
+        )
         try:
             response = self.inner.handle_request(request)
             response.read()
@@ -262,7 +264,7 @@ class RetryingTransport(httpx2.BaseTransport):
             if record.finish_reason == "length":
                 record.status = "length"
         if response.status_code in RETRY_STATUSES:
-            raise RetryableStatus(response)
+            raise RetryableStatusError(response)
         return response
 
     def close(self) -> None:

@@ -459,7 +459,8 @@ def jobs_for_stored(papers: Iterable[tuple[str, str]], max_chars: int) -> list[J
         skip = None
         if len(text) > max_chars:
             skip = Failure("ingest", "too_long",
-                           f"{paper_id}: {len(text):,} characters, over the {max_chars:,}-character "
+                           f"{paper_id}: {len(text):,} characters, over the "
+                           f"{max_chars:,}-character "
                            "limit for the model's context")
         jobs.append(Job(paper_id, text, skip))
     return jobs

@@ -21,7 +21,7 @@ import httpx2
 KEPT_RESPONSE_HEADERS = ("content-type", "retry-after")
 
 
-class MissingRecording(LookupError):
+class MissingRecordingError(LookupError):
     """The code under test made a request the recording does not have."""
 
 
@@ -128,7 +128,7 @@ class ReplayTransport(httpx2.BaseTransport):
             self.requests += 1
             entries = self._by_key.get(key)
             if not entries:
-                raise MissingRecording(
+                raise MissingRecordingError(
                     f"no recorded answer for {request.method} {request.url.path} "
                     f"{json.dumps(_summary(request))[:300]} (key {key[:20]}…); "
                     "re-record with `make record`"
@@ -184,4 +184,9 @@ def recording_transport(
         "openai": _version("openai"),
         "instructor": _version("instructor"),
     }
-    return RecordingTransport(inner or httpx2.HTTPTransport(), IncrementalRecording(path, meta))
+    recording = IncrementalRecording(path, meta)
+    if path.exists():  # resume an interrupted recording session: keep what it has
+        previous = Recording.load(path)
+        if previous.meta.get("prompt_version") == prompt_version:
+            recording.interactions.extend(previous.interactions)
+    return RecordingTransport(inner or httpx2.HTTPTransport(), recording)

@@ -76,7 +76,8 @@ def _load_examples(path: Path) -> tuple[Example, ...]:
     try:
         data = json.loads(_read(path))
     except json.JSONDecodeError as error:
-        raise PromptError(f"{path.name}: invalid JSON at line {error.lineno}: {error.msg}") from error
+        message = f"{path.name}: invalid JSON at line {error.lineno}: {error.msg}"
+        raise PromptError(message) from error
     if not isinstance(data, dict) or set(data) - {"_comment", "examples"}:
         raise PromptError(f"{path.name}: expected an object with keys 'examples' and '_comment'")
     examples = []

@@ -25,7 +25,8 @@ def test_migrations_from_empty_are_recorded(tmp_path: Path) -> None:
     con = connect(tmp_path / "w.duckdb")
     numbers = [n for n, _, _ in migration_files()]
     assert applied_migrations(con) == numbers
-    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    listed = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    tables = {r[0] for r in listed}
     assert {"papers", "sources", "runs", "calls", "extractions", "failures", "llm_cache",
             "tasks", "methods", "benchmarks", "gains", "paper_summary"} <= tables
     assert migrate(con) == []
@@ -52,10 +53,11 @@ def test_a_failing_migration_rolls_back(tmp_path: Path) -> None:
     (folder / "0002_bad.sql").write_text(
         "CREATE TABLE b (x INTEGER); SELECT * FROM missing_table;", encoding="utf-8")
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
-    with pytest.raises(WarehouseError, match="0002_bad.sql"):
+    with pytest.raises(WarehouseError, match=r"0002_bad\.sql"):
         migrate(con, folder)
     assert applied_migrations(con) == [1]
-    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    listed = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    tables = {r[0] for r in listed}
     assert "b" not in tables
 
 

