@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2
 
-from extract.endpoints import EndpointOptions, open_endpoint
+from extract.endpoints import EndpointOptions, EndpointPlan, plan_endpoint
 from extract.extractor import Extractor
 from extract.ingest import DEFAULT_MAX_CHARS
 from extract.llm import Endpoint, RetryPolicy
@@ -52,6 +53,12 @@ def ingest_only(
     return report
 
 
+def _reasks(settings: RunSettings, endpoint: Endpoint) -> int:
+    if settings.max_reasks is not None:
+        return settings.max_reasks
+    return 1 if endpoint.kind == "local" else 2  # a re-ask on a CPU model costs ~30 s
+
+
 def _extract_jobs(
     warehouse: Warehouse,
     jobs: list[Job],
@@ -61,26 +68,32 @@ def _extract_jobs(
     inputs: Sequence[str],
     progress: Progress | None,
     transport: httpx2.BaseTransport | None,
-    endpoint: Endpoint,
+    plan: EndpointPlan,
 ) -> RunSummary:
     prompt = load_prompt(settings.prompt)
-    if settings.record_to is not None:
-        transport = recording_transport(settings.record_to, endpoint, prompt.version, transport)
-    extractor = Extractor(
-        endpoint,
-        prompt,
-        max_reasks=(
-            settings.max_reasks
-            if settings.max_reasks is not None
-            else (1 if endpoint.kind == "local" else 2)
-        ),
-        transport=transport,
-        policy=settings.retry,
-    )
+
+    def make_extractor(endpoint: Endpoint) -> Extractor:
+        wire = transport
+        if settings.record_to is not None:
+            wire = recording_transport(settings.record_to, endpoint, prompt.version, transport)
+        return Extractor(endpoint, prompt, max_reasks=_reasks(settings, endpoint),
+                         transport=wire, policy=settings.retry)
+
+    @contextmanager
+    def open_live() -> Iterator[Extractor]:
+        with plan.open() as endpoint:
+            live = make_extractor(endpoint)
+            try:
+                yield live
+            finally:
+                live.close()
+
+    # Keys only: no connection is made by building a client.
+    keys_only = Extractor(plan.endpoint, prompt, max_reasks=_reasks(settings, plan.endpoint))
     try:
         runner = Runner(
             warehouse,
-            extractor,
+            keys_only,
             concurrency=settings.concurrency,
             use_cache=settings.use_cache,
             progress=progress,
@@ -88,9 +101,9 @@ def _extract_jobs(
             inputs=inputs,
             extra_params={"prompt": settings.prompt, "max_chars": settings.max_chars},
         )
-        return runner.run(jobs)
+        return runner.run(jobs, open_live)
     finally:
-        extractor.close()
+        keys_only.close()
 
 
 def run_inputs(
@@ -151,8 +164,6 @@ def _run_with_endpoint(
     transport: httpx2.BaseTransport | None,
     endpoint: Endpoint | None,
 ) -> RunSummary:
-    kwargs = {"run_id": run_id, "inputs": inputs, "progress": progress, "transport": transport}
-    if endpoint is not None:
-        return _extract_jobs(warehouse, jobs, settings, endpoint=endpoint, **kwargs)  # type: ignore[arg-type]
-    with open_endpoint(settings.endpoint) as opened:
-        return _extract_jobs(warehouse, jobs, settings, endpoint=opened, **kwargs)  # type: ignore[arg-type]
+    plan = EndpointPlan(endpoint) if endpoint is not None else plan_endpoint(settings.endpoint)
+    return _extract_jobs(warehouse, jobs, settings, run_id=run_id, inputs=inputs,
+                         progress=progress, transport=transport, plan=plan)

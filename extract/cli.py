@@ -367,11 +367,23 @@ def cache_clear(db: Path, model: str | None, yes: bool) -> None:
 @cli.command()
 @_known_errors
 def models() -> None:
-    """List the local models: catalogue entries and GGUF files in the model cache."""
+    """List the local models: catalogue entries and GGUF files in the model cache.
+
+    A catalogue model is 'assembled' once its GGUF has been built from the installed
+    chunk packages and verified; `papersift run` does that on first use.
+    """
     from extract.models import list_models
 
     for entry in list_models():
-        click.echo("  ".join(f"{key}={value}" for key, value in entry.items()))
+        marker = "*" if entry.get("default") else " "
+        size = entry.get("size")
+        size_text = f"{int(size) / 1e9:.2f} GB" if isinstance(size, int) else "?"
+        click.echo(f"{marker} {entry.get('name')}  [{entry.get('status')}]  {size_text}")
+        if entry.get("description"):
+            click.echo(f"    {entry['description']}")
+        click.echo(f"    {entry.get('path')}")
+        if entry.get("install"):
+            click.echo(f"    install: {entry['install']}")
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from extract.llm import MODES, Endpoint
@@ -110,25 +110,51 @@ def remote_endpoint(options: EndpointOptions, provider: str, api_key: str | None
     )
 
 
-@contextmanager
-def open_endpoint(options: EndpointOptions) -> Iterator[Endpoint]:
-    """Yield a ready endpoint; for the local provider, a server runs until the block ends."""
+@dataclass(frozen=True)
+class EndpointPlan:
+    """An endpoint known before anything is started. ``endpoint`` is complete enough for
+    cache keys; ``open()`` yields the live endpoint (starting a local server if needed), so
+    a run whose answers are all cached starts nothing."""
+
+    endpoint: Endpoint
+    local_model: Path | None = None
+    n_ctx: int = 8192
+    chat_format: str | None = None
+    server_log: Path | None = None
+
+    @contextmanager
+    def open(self) -> Iterator[Endpoint]:
+        if self.local_model is None:
+            yield self.endpoint
+            return
+        from extract.local_server import LocalServer
+
+        server = LocalServer(
+            self.local_model,
+            n_ctx=self.n_ctx,
+            chat_format=self.chat_format,
+            log_path=self.server_log,
+            model_alias=self.endpoint.model,
+        )
+        with server:
+            yield replace(self.endpoint, base_url=server.base_url)
+
+
+def plan_endpoint(options: EndpointOptions) -> EndpointPlan:
+    """Resolve the options into an endpoint; local models are assembled, not yet served."""
     api_key = read_api_key(options)
     provider = choose_provider(options, api_key)
     if provider != "local":
-        yield remote_endpoint(options, provider, api_key)
-        return
-    # Imported here: the local road needs the [local] extra, the others do not.
-    from extract.local_server import LocalServer
+        return EndpointPlan(remote_endpoint(options, provider, api_key))
     from extract.models import CATALOGUE, DEFAULT_MODEL, FAST_MODEL, ensure_model
 
     if options.model_path is not None:
         model_path = options.model_path
         if not model_path.is_file():
             raise EndpointError(f"no model file at {model_path}")
-        stat = model_path.stat()
-        identity = f"gguf:{model_path.name}:{stat.st_size}"
-        spec = None
+        identity = f"gguf:{model_path.name}:{model_path.stat().st_size}"
+        name = model_path.stem
+        n_ctx, chat_format = options.n_ctx or 8192, None
     else:
         name = options.model or (FAST_MODEL if options.fast else DEFAULT_MODEL)
         if name not in CATALOGUE:
@@ -139,22 +165,24 @@ def open_endpoint(options: EndpointOptions) -> Iterator[Endpoint]:
         spec = CATALOGUE[name]
         model_path = ensure_model(name)
         identity = f"gguf:sha256:{spec.sha256}"
-    n_ctx = options.n_ctx or (spec.context_length if spec else 8192)
-    server = LocalServer(
-        model_path,
-        n_ctx=n_ctx,
-        chat_format=spec.chat_format if spec else None,
-        log_path=options.server_log,
+        n_ctx, chat_format = options.n_ctx or spec.context_length, spec.chat_format
+    mode = _mode(options, "local")
+    endpoint = Endpoint(
+        base_url="http://127.0.0.1:0/v1",  # the real port is known once the server runs
+        model=name,
+        mode=mode,
+        temperature=options.temperature,
+        max_tokens=options.max_tokens,
+        timeout_s=options.timeout_s or 600.0,
+        constrain_json=mode == "json",
+        kind="local",
+        identity=identity,
     )
-    with server:
-        yield Endpoint(
-            base_url=server.base_url,
-            model=server.model_alias,
-            mode=_mode(options, "local"),
-            temperature=options.temperature,
-            max_tokens=options.max_tokens,
-            timeout_s=options.timeout_s or 600.0,
-            constrain_json=_mode(options, "local") == "json",
-            kind="local",
-            identity=identity,
-        )
+    return EndpointPlan(endpoint, model_path, n_ctx, chat_format, options.server_log)
+
+
+@contextmanager
+def open_endpoint(options: EndpointOptions) -> Iterator[Endpoint]:
+    """Yield a ready endpoint; for the local provider, a server runs until the block ends."""
+    with plan_endpoint(options).open() as endpoint:
+        yield endpoint

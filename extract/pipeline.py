@@ -14,6 +14,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -301,8 +302,17 @@ class Runner:
             papersift_version=papersift_version(),
         )
 
-    def run(self, jobs: Sequence[Job]) -> RunSummary:
-        """Extract every job; returns the summary (status 'interrupted' after Ctrl-C)."""
+    def run(
+        self,
+        jobs: Sequence[Job],
+        open_live: Callable[[], AbstractContextManager[Extractor]] | None = None,
+    ) -> RunSummary:
+        """Extract every job; returns the summary (status 'interrupted' after Ctrl-C).
+
+        With ``open_live``, the extractor given at construction only computes cache keys;
+        the live one (which may start a local server) is opened only if some abstract is
+        not cached.
+        """
         started = time.monotonic()
         self.summary.n_abstracts = len(jobs)
         self.start()
@@ -310,7 +320,12 @@ class Runner:
         status = "crashed"
         try:
             to_send = self._take_known(jobs)
-            self._extract_all(to_send)
+            if to_send and open_live is not None:
+                with open_live() as live:
+                    self.extractor = live
+                    self._extract_all(to_send)
+            else:
+                self._extract_all(to_send)
             status = "finished"
         except KeyboardInterrupt:
             status = "interrupted"

@@ -120,6 +120,7 @@ class ReplayTransport(httpx2.BaseTransport):
             self._by_key.setdefault(entry["key"], []).append(entry)
         self._served: dict[str, int] = {}
         self.requests = 0
+        self.missing: list[str] = []  # requests with no recording (each also raised)
         self._lock = threading.Lock()
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -128,6 +129,7 @@ class ReplayTransport(httpx2.BaseTransport):
             self.requests += 1
             entries = self._by_key.get(key)
             if not entries:
+                self.missing.append(key)
                 raise MissingRecordingError(
                     f"no recorded answer for {request.method} {request.url.path} "
                     f"{json.dumps(_summary(request))[:300]} (key {key[:20]}…); "
