@@ -53,7 +53,7 @@ record: install-local  ## re-record the test suite's responses from the local mo
 	mv $(RECORDING).partial $(RECORDING)
 
 bench: install  ## benchmarks that print figures (see bench/README.md)
-	$(BIN)/python bench/replay_throughput.py
+	$(BIN)/python bench/pipeline_overhead.py --papers 1000
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -118,19 +118,22 @@ class EndpointPlan:
 
     endpoint: Endpoint
     local_model: Path | None = None
+    catalogue_model: str | None = None  # assembled from its chunk packages on open()
     n_ctx: int = 8192
     chat_format: str | None = None
     server_log: Path | None = None
 
     @contextmanager
     def open(self) -> Iterator[Endpoint]:
-        if self.local_model is None:
+        if self.local_model is None and self.catalogue_model is None:
             yield self.endpoint
             return
         from extract.local_server import LocalServer
+        from extract.models import ensure_model
 
+        model_path = self.local_model or ensure_model(str(self.catalogue_model))
         server = LocalServer(
-            self.local_model,
+            model_path,
             n_ctx=self.n_ctx,
             chat_format=self.chat_format,
             log_path=self.server_log,
@@ -141,19 +144,20 @@ class EndpointPlan:
 
 
 def plan_endpoint(options: EndpointOptions) -> EndpointPlan:
-    """Resolve the options into an endpoint; local models are assembled, not yet served."""
+    """Resolve the options into an endpoint; nothing is assembled or started yet."""
     api_key = read_api_key(options)
     provider = choose_provider(options, api_key)
     if provider != "local":
         return EndpointPlan(remote_endpoint(options, provider, api_key))
-    from extract.models import CATALOGUE, DEFAULT_MODEL, FAST_MODEL, ensure_model
+    from extract.models import CATALOGUE, DEFAULT_MODEL, FAST_MODEL
 
-    if options.model_path is not None:
-        model_path = options.model_path
-        if not model_path.is_file():
-            raise EndpointError(f"no model file at {model_path}")
-        identity = f"gguf:{model_path.name}:{model_path.stat().st_size}"
-        name = model_path.stem
+    model_file = options.model_path
+    catalogue_name = None
+    if model_file is not None:
+        if not model_file.is_file():
+            raise EndpointError(f"no model file at {model_file}")
+        identity = f"gguf:{model_file.name}:{model_file.stat().st_size}"
+        name = model_file.stem
         n_ctx, chat_format = options.n_ctx or 8192, None
     else:
         name = options.model or (FAST_MODEL if options.fast else DEFAULT_MODEL)
@@ -163,7 +167,7 @@ def plan_endpoint(options: EndpointOptions) -> EndpointPlan:
                 "(or pass --model-path FILE.gguf)"
             )
         spec = CATALOGUE[name]
-        model_path = ensure_model(name)
+        catalogue_name = name  # assembled only if some abstract needs the model
         identity = f"gguf:sha256:{spec.sha256}"
         n_ctx, chat_format = options.n_ctx or spec.context_length, spec.chat_format
     mode = _mode(options, "local")
@@ -178,7 +182,14 @@ def plan_endpoint(options: EndpointOptions) -> EndpointPlan:
         kind="local",
         identity=identity,
     )
-    return EndpointPlan(endpoint, model_path, n_ctx, chat_format, options.server_log)
+    return EndpointPlan(
+        endpoint,
+        local_model=model_file,
+        catalogue_model=catalogue_name,
+        n_ctx=n_ctx,
+        chat_format=chat_format,
+        server_log=options.server_log,
+    )
 
 
 @contextmanager

@@ -1,0 +1,58 @@
+"""How fast papersift itself is when the model answers instantly.
+
+Runs the bundled corpus, repeated with small variations to reach --papers abstracts,
+against the hand-written instant fake model (tests/fakes.py), and prints the ingest,
+extraction and warm-cache rates. This is the ceiling the pipeline puts on throughput:
+with a real model the model's own speed dominates by orders of magnitude.
+
+    python bench/pipeline_overhead.py --papers 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from extract.app import RunSettings, run_inputs  # noqa: E402
+from extract.ingest import ingest  # noqa: E402
+from extract.llm import Endpoint  # noqa: E402
+from tests.fakes import FakeModel  # noqa: E402
+
+
+def build_corpus(folder: Path, papers: int) -> None:
+    abstracts = [p.text for p in ingest([ROOT / "examples" / "neurips-2026"]).papers]
+    lines = ["Bench 2026 Papers"]
+    for index in range(papers):
+        lines.append(f"{abstracts[index % len(abstracts)]} (variant {index})")
+    (folder / "bench.txt").write_text("\n\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--papers", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=4)
+    args = parser.parse_args()
+    endpoint = Endpoint(base_url="http://fake.test/v1", model="instant-fake", mode="json")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        build_corpus(folder, args.papers)
+        settings = RunSettings(db=folder / "bench.duckdb", concurrency=args.concurrency)
+        for label in ("cold", "warm cache"):
+            model = FakeModel()
+            started = time.perf_counter()
+            _, summary = run_inputs([str(folder / "bench.txt")], settings,
+                                    transport=model.transport(), endpoint=endpoint)
+            seconds = time.perf_counter() - started
+            print(f"{label:>10}: {summary.line()} in {seconds:.2f}s = "
+                  f"{summary.n_abstracts / seconds:,.0f} abstracts/s, "
+                  f"{model.requests} HTTP requests")
+
+
+if __name__ == "__main__":
+    main()
