@@ -159,6 +159,18 @@ class IncrementalRecording(Recording):
             self.save(self.path)
 
 
+def _local_model_description(endpoint: Any) -> str | None:
+    """Model, quantisation and hash of a catalogue model, for the recording's header."""
+    if endpoint.kind != "local":
+        return None
+    from extract.models import CATALOGUE
+
+    spec = CATALOGUE.get(endpoint.model)
+    if spec is None:
+        return str(endpoint.cache_identity)
+    return f"{spec.filename}: {spec.description}, sha256 {spec.sha256}"
+
+
 def recording_transport(
     path: Path, endpoint: Any, prompt_version: str, inner: httpx2.BaseTransport | None = None
 ) -> RecordingTransport:
@@ -180,6 +192,7 @@ def recording_transport(
         "server": f"llama-cpp-python {_version('llama-cpp-python')} (python -m llama_cpp.server)"
         if endpoint.kind == "local"
         else endpoint.base_url,
+        "model_file": _local_model_description(endpoint),
         "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "prompt_version": prompt_version,
         "schema_version": schema_version(),
