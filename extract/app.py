@@ -68,21 +68,23 @@ def _extract_jobs(
     inputs: Sequence[str],
     progress: Progress | None,
     transport: httpx2.BaseTransport | None,
-    plan: EndpointPlan,
+    endpoint: Endpoint | None,
 ) -> RunSummary:
+    """Extract the jobs; ``endpoint`` replaces the one ``settings`` describe (tests)."""
+    plan = EndpointPlan(endpoint) if endpoint is not None else plan_endpoint(settings.endpoint)
     prompt = load_prompt(settings.prompt)
 
-    def make_extractor(endpoint: Endpoint) -> Extractor:
+    def make_extractor(live_endpoint: Endpoint) -> Extractor:
         wire = transport
         if settings.record_to is not None:
-            wire = recording_transport(settings.record_to, endpoint, prompt.version, transport)
-        return Extractor(endpoint, prompt, max_reasks=_reasks(settings, endpoint),
+            wire = recording_transport(settings.record_to, live_endpoint, prompt.version, wire)
+        return Extractor(live_endpoint, prompt, max_reasks=_reasks(settings, live_endpoint),
                          transport=wire, policy=settings.retry)
 
     @contextmanager
     def open_live() -> Iterator[Extractor]:
-        with plan.open() as endpoint:
-            live = make_extractor(endpoint)
+        with plan.open() as live_endpoint:
+            live = make_extractor(live_endpoint)
             try:
                 yield live
             finally:
@@ -125,8 +127,9 @@ def run_inputs(
             warehouse, inputs, max_chars=settings.max_chars, run_id=run_id
         )
         jobs = jobs_from(result)
-        summary = _run_with_endpoint(
-            warehouse, jobs, settings, run_id, inputs, progress, transport, endpoint
+        summary = _extract_jobs(
+            warehouse, jobs, settings, run_id=run_id, inputs=inputs, progress=progress,
+            transport=transport, endpoint=endpoint,
         )
         summary.input_problems = [p for p in report.problems if p.reason != "too_long"]
     return report, summary
@@ -149,21 +152,8 @@ def extract_stored(
             f"SELECT paper_id, text FROM papers {where} ORDER BY first_seen, paper_id"
         ).fetchall()
         jobs = jobs_for_stored(rows, settings.max_chars)
-        return _run_with_endpoint(
-            warehouse, jobs, settings, run_id, ["<warehouse>"], progress, transport, endpoint
+        return _extract_jobs(
+            warehouse, jobs, settings, run_id=run_id, inputs=["<warehouse>"],
+            progress=progress, transport=transport, endpoint=endpoint,
         )
 
-
-def _run_with_endpoint(
-    warehouse: Warehouse,
-    jobs: list[Job],
-    settings: RunSettings,
-    run_id: str,
-    inputs: Sequence[str],
-    progress: Progress | None,
-    transport: httpx2.BaseTransport | None,
-    endpoint: Endpoint | None,
-) -> RunSummary:
-    plan = EndpointPlan(endpoint) if endpoint is not None else plan_endpoint(settings.endpoint)
-    return _extract_jobs(warehouse, jobs, settings, run_id=run_id, inputs=inputs,
-                         progress=progress, transport=transport, plan=plan)
