@@ -60,6 +60,12 @@ class IngestReport:
     problems: list[IngestProblem]
 
 
+def _canonical_path(file: str) -> str:
+    """One spelling per file (absolute, resolved), so the same occurrence read through a
+    relative and an absolute path is stored once."""
+    return str(Path(file).resolve())
+
+
 def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
     """Rows for papers, sources and input failures of one ingest."""
     now = _now()
@@ -80,7 +86,7 @@ def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
                 "sources",
                 {
                     "paper_id": paper.paper_id,
-                    "file": occ.file,
+                    "file": _canonical_path(occ.file),
                     "position": occ.position,
                     "line": occ.line,
                     "collection": occ.collection,
@@ -99,7 +105,7 @@ def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
             {
                 "run_id": run_id,
                 "paper_id": problem.paper_id,
-                "file": problem.file,
+                "file": _canonical_path(problem.file),
                 "position": problem.position,
                 "stage": "ingest",
                 "reason": problem.reason,

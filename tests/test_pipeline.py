@@ -102,6 +102,18 @@ def test_too_long_and_bad_inputs_become_failures_not_losses(tmp_path: Path) -> N
     assert [p.reason for p in summary.input_problems] == ["not_utf8"]
 
 
+def test_the_same_file_through_another_path_adds_no_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest_only(db, [str(CORPUS)])
+    monkeypatch.chdir(CORPUS.parent.parent)
+    ingest_only(db, ["examples/neurips-2026/"])
+    assert _count(db, "SELECT count(*) FROM sources") == 76
+    files = run_sql(db, "SELECT DISTINCT file FROM sources").rows
+    assert all(Path(f).is_absolute() for (f,) in files)
+
+
 def test_ingest_then_extract_stored(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     report = ingest_only(db, [str(CORPUS)])
