@@ -252,6 +252,8 @@ class Job:
     paper_id: str
     text: str
     skip: Failure | None = None  # a known reason not to send it (too long for the context)
+    file: str | None = None  # first occurrence, so failure rows can name the place
+    position: int | None = None
 
 
 class Runner:
@@ -279,6 +281,7 @@ class Runner:
         self.extra_params = extra_params or {}
         self.summary = RunSummary(run_id=self.run_id)
         self._pending = Batch()
+        self._origins: dict[str, tuple[str | None, int | None]] = {}
         self._pending_papers = 0
         self._last_flush = time.monotonic()
         endpoint = extractor.endpoint
@@ -321,6 +324,7 @@ class Runner:
         """
         started = time.monotonic()
         self.summary.n_abstracts = len(jobs)
+        self._origins = {job.paper_id: (job.file, job.position) for job in jobs}
         self.start()
         self.progress("start", self.summary)
         status = "crashed"
@@ -448,8 +452,9 @@ class Runner:
             summary.n_lenient += outcome.lenient
         else:
             failure = outcome.failure or Failure("unknown", "unknown", "no result and no reason")
+            file, position = self._origins.get(outcome.paper_id, (None, None))
             batch.add("failures", {"run_id": self.run_id, "paper_id": outcome.paper_id,
-                                   "file": None, "position": None, "stage": failure.stage,
+                                   "file": file, "position": position, "stage": failure.stage,
                                    "reason": failure.reason, "detail": failure.detail,
                                    "created": now})
             batch.add("run_papers", {"run_id": self.run_id, "paper_id": outcome.paper_id,
@@ -494,5 +499,7 @@ def jobs_from(result: IngestResult) -> list[Job]:
     for paper in result.papers:
         problem = too_long.get(paper.paper_id)
         skip = Failure("ingest", "too_long", problem.message) if problem else None
-        jobs.append(Job(paper.paper_id, paper.text, skip))
+        first = paper.occurrences[0]
+        jobs.append(Job(paper.paper_id, paper.text, skip, _canonical_path(first.file),
+                        first.position))
     return jobs

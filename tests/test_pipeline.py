@@ -98,7 +98,8 @@ def test_too_long_and_bad_inputs_become_failures_not_losses(tmp_path: Path) -> N
     assert model.requests == 1
     reasons = run_sql(db, "SELECT stage, reason, file FROM failures ORDER BY reason").rows
     assert reasons[0][:2] == ("ingest", "not_utf8") and reasons[0][2].endswith("bad.txt")
-    assert reasons[1][:2] == ("ingest", "too_long")
+    assert reasons[1][:2] == ("ingest", "too_long") and reasons[1][2].endswith("ok.txt")
+    assert run_sql(db, "SELECT position FROM failures WHERE reason = 'too_long'").rows == [(2,)]
     assert [p.reason for p in summary.input_problems] == ["not_utf8"]
 
 
@@ -157,3 +158,28 @@ def test_the_warehouse_is_not_locked_after_a_run(tmp_path: Path) -> None:
     con = duckdb.connect(str(db))
     assert con.execute("SELECT count(*) FROM papers").fetchone() == (63,)
     con.close()
+
+
+def test_a_request_failure_is_a_row_naming_the_file_and_place(tmp_path: Path) -> None:
+    import httpx2
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "two.txt").write_text(
+        "Venue 2025 Papers\n\nA first abstract about trees and forests.\n\n"
+        "A second abstract about graphs and their spectra.\n", encoding="utf-8")
+    fake = FakeModel()
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        if b"graphs" in request.content:  # hand-written: the endpoint refuses this one
+            return httpx2.Response(400, json={"error": {"message": "context length exceeded"}})
+        return fake(request)
+
+    db = tmp_path / "w.duckdb"
+    _, summary = run_inputs([str(folder)], RunSettings(db=db),
+                            transport=httpx2.MockTransport(handler), endpoint=ENDPOINT)
+    assert summary.line() == "2 abstracts: 1 extracted, 0 from cache, 1 failed"
+    ((stage, reason, file, position, detail),) = run_sql(
+        db, "SELECT stage, reason, file, position, detail FROM failures").rows
+    assert (stage, reason, position) == ("request", "http_400", 2)
+    assert file.endswith("two.txt") and "context length exceeded" in detail
