@@ -160,6 +160,7 @@ def extraction_rows(
     paper_id: str,
     text: str,
     extraction: PaperExtraction,
+    raw: dict[str, Any],
     extraction_id: str,
     common: dict[str, Any],
 ) -> None:
@@ -207,7 +208,7 @@ def extraction_rows(
         )
     batch.add(
         "extractions",
-        {**base, **common, "raw_json": extraction.model_dump(mode="json"),
+        {**base, **common, "raw_json": raw,
          "items": items, "items_ungrounded": ungrounded, "created": _now()},
     )
 
@@ -281,12 +282,12 @@ class Runner:
         self.extra_params = extra_params or {}
         self.summary = RunSummary(run_id=self.run_id)
         self._pending = Batch()
-        self._origins: dict[str, tuple[str | None, int | None]] = {}
+        self._jobs: dict[str, Job] = {}
         self._pending_papers = 0
         self._last_flush = time.monotonic()
         endpoint = extractor.endpoint
-        self._common = {
-            "run_id": self.run_id,
+        # What produced this run's answers: stored on the run and on each extraction.
+        self._provenance = {
             "endpoint": endpoint.cache_identity,
             "model": endpoint.model,
             "mode": endpoint.mode,
@@ -295,16 +296,11 @@ class Runner:
         }
 
     def start(self) -> None:
-        endpoint = self.extractor.endpoint
         self.warehouse.mark_unfinished_runs()
         self.warehouse.start_run(
             self.run_id,
-            endpoint=endpoint.cache_identity,
-            model=endpoint.model,
-            mode=endpoint.mode,
-            prompt_version=self.extractor.prompt.version,
-            schema_version=schema_version(),
-            params={**endpoint.describe(), "concurrency": self.concurrency,
+            **self._provenance,
+            params={**self.extractor.endpoint.describe(), "concurrency": self.concurrency,
                     "use_cache": self.use_cache, "max_reasks": self.extractor.max_reasks,
                     **self.extra_params},
             inputs=self.inputs,
@@ -324,7 +320,7 @@ class Runner:
         """
         started = time.monotonic()
         self.summary.n_abstracts = len(jobs)
-        self._origins = {job.paper_id: (job.file, job.position) for job in jobs}
+        self._jobs = {job.paper_id: job for job in jobs}
         self.start()
         self.progress("start", self.summary)
         status = "crashed"
@@ -367,7 +363,7 @@ class Runner:
         for job in jobs:
             if job.skip is not None:
                 self._record(Outcome(paper_id=job.paper_id, cache_key=keys[job.paper_id],
-                                     failure=job.skip), job.text)
+                                     failure=job.skip))
                 continue
             hit = cached.get(keys[job.paper_id])
             if hit is None:
@@ -381,13 +377,12 @@ class Runner:
                 asks=hit["asks"] or 0,
                 from_cache=True,
             )
-            self._record(outcome, job.text)
+            self._record(outcome)
         return to_send
 
     def _extract_all(self, jobs: list[Job]) -> None:
         if not jobs:
             return
-        texts = {job.paper_id: job.text for job in jobs}
         pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="extract")
         try:
             pending: set[Future[Outcome]] = set()
@@ -402,7 +397,7 @@ class Runner:
                                      return_when=FIRST_COMPLETED)
                 for future in done:
                     outcome = future.result()
-                    self._record(outcome, texts[outcome.paper_id])
+                    self._record(outcome)
                     next_job = next(queue, None)
                     if next_job is not None:
                         pending.add(pool.submit(self.extractor.extract, next_job.paper_id,
@@ -411,8 +406,9 @@ class Runner:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
-    def _record(self, outcome: Outcome, text: str) -> None:
+    def _record(self, outcome: Outcome) -> None:
         """Turn an outcome into rows in the pending batch and update the summary."""
+        job = self._jobs[outcome.paper_id]
         now = _now()
         summary = self.summary
         batch = self._pending
@@ -428,10 +424,12 @@ class Runner:
             extraction_rows(
                 batch,
                 paper_id=outcome.paper_id,
-                text=text,
+                text=job.text,
                 extraction=outcome.extraction,
+                raw=raw,
                 extraction_id=extraction_id,
-                common={**self._common, "cache_key": outcome.cache_key,
+                common={**self._provenance, "run_id": self.run_id,
+                        "cache_key": outcome.cache_key,
                         "asks": outcome.asks, "lenient": outcome.lenient},
             )
             if not outcome.from_cache:
@@ -452,9 +450,9 @@ class Runner:
             summary.n_lenient += outcome.lenient
         else:
             failure = outcome.failure or Failure("unknown", "unknown", "no result and no reason")
-            file, position = self._origins.get(outcome.paper_id, (None, None))
             batch.add("failures", {"run_id": self.run_id, "paper_id": outcome.paper_id,
-                                   "file": file, "position": position, "stage": failure.stage,
+                                   "file": job.file, "position": job.position,
+                                   "stage": failure.stage,
                                    "reason": failure.reason, "detail": failure.detail,
                                    "created": now})
             batch.add("run_papers", {"run_id": self.run_id, "paper_id": outcome.paper_id,
