@@ -63,6 +63,9 @@ class Recording:
         data = json.loads(path.read_text(encoding="utf-8"))
         return cls(meta=data["recorded_with"], interactions=data["interactions"])
 
+    def add(self, entry: dict[str, Any]) -> None:
+        self.interactions.append(entry)
+
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         data = {"recorded_with": self.meta, "interactions": self.interactions}
@@ -96,11 +99,8 @@ class RecordingTransport(httpx2.BaseTransport):
             "body": body,
             "latency_ms": round((time.perf_counter() - started) * 1000.0, 1),
         }
-        if isinstance(self.recording, IncrementalRecording):
+        with self._lock:
             self.recording.add(entry)
-        else:
-            with self._lock:
-                self.recording.interactions.append(entry)
         return httpx2.Response(
             response.status_code, headers=response.headers, content=response.content,
             request=request,
@@ -151,12 +151,10 @@ class IncrementalRecording(Recording):
     def __init__(self, path: Path, meta: dict[str, Any]) -> None:
         super().__init__(meta=meta)
         self.path = path
-        self._lock = threading.Lock()
 
     def add(self, entry: dict[str, Any]) -> None:
-        with self._lock:
-            self.interactions.append(entry)
-            self.save(self.path)
+        super().add(entry)
+        self.save(self.path)
 
 
 def _local_model_description(endpoint: Any) -> str | None:

@@ -94,3 +94,22 @@ def test_an_unrecorded_request_fails_loudly(recording: Recording) -> None:
                              content=json.dumps({"messages": [], "model": "x"}).encode())
     with pytest.raises(MissingRecordingError, match="make record"):
         replay.handle_request(request)
+
+
+def test_recording_saves_each_exchange_without_headers_and_replays_it(tmp_path: Path) -> None:
+    import httpx2
+
+    from extract.recording import IncrementalRecording, RecordingTransport
+
+    path = tmp_path / "rec.json"
+    # Hand-written upstream (a MockTransport), only to exercise the recorder itself.
+    upstream = httpx2.MockTransport(lambda request: httpx2.Response(200, json={"ok": 1}))
+    recorder = RecordingTransport(upstream, IncrementalRecording(path, {"source": "test"}))
+    request = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions",
+                             headers={"Authorization": "Bearer sk-secret"},
+                             content=json.dumps({"model": "m", "messages": []}).encode())
+    assert recorder.handle_request(request).json() == {"ok": 1}
+    saved = Recording.load(path)  # written after the exchange, not at the end
+    assert len(saved.interactions) == 1
+    assert "sk-secret" not in path.read_text(encoding="utf-8")
+    assert ReplayTransport(saved).handle_request(request).json() == {"ok": 1}

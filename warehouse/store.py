@@ -106,7 +106,7 @@ class Warehouse:
             return
         self.con.execute("BEGIN TRANSACTION")
         try:
-            new_extractions = self._insert_keyed_or_plain("extractions", batch)
+            new_extractions = self._insert_new_extractions(batch)
             for table in WRITABLE_TABLES:
                 if table == "extractions":
                     continue
@@ -119,8 +119,10 @@ class Warehouse:
             self.con.execute("ROLLBACK")
             raise
 
-    def _insert_keyed_or_plain(self, table: str, batch: Batch) -> set[str]:
-        rows = batch.rows.get(table, [])
+    def _insert_new_extractions(self, batch: Batch) -> set[str]:
+        """Insert the batch's extractions not stored yet; return their ids (their item rows
+        are written only for these, so a re-seen answer never duplicates items)."""
+        rows = batch.rows.get("extractions", [])
         if not rows:
             return set()
         ids = [row["extraction_id"] for row in rows]
@@ -133,7 +135,7 @@ class Warehouse:
             ).fetchall()
         }
         fresh = [row for row in rows if row["extraction_id"] not in stored]
-        self._insert(table, fresh)
+        self._insert("extractions", fresh)
         return {row["extraction_id"] for row in fresh}
 
     def _insert(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
