@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,15 +82,14 @@ class Extractor:
         max_reasks: int = 2,
         transport: httpx2.BaseTransport | None = None,
         policy: RetryPolicy = RetryPolicy(),
-        sleep: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.endpoint = endpoint
         self.prompt = prompt
         self.max_reasks = max_reasks
-        kwargs: dict[str, Any] = {"transport": transport, "policy": policy}
-        if sleep is not None:
-            kwargs["sleep"] = sleep
-        self.client, self.raw_client = build_client(endpoint, **kwargs)
+        self.client, self.raw_client = build_client(
+            endpoint, transport=transport, policy=policy, sleep=sleep
+        )
         self._secrets = (endpoint.api_key,) if endpoint.api_key else ()
 
     def close(self) -> None:
