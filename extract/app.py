@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx2
 
 from extract.endpoints import EndpointOptions, EndpointPlan, plan_endpoint
+from extract.evaluate import Evaluation, GoldError, evaluate, load_gold
 from extract.extractor import Extractor
 from extract.ingest import DEFAULT_MAX_CHARS
 from extract.llm import Endpoint, RetryPolicy
@@ -139,21 +140,60 @@ def extract_stored(
     settings: RunSettings,
     *,
     only_missing: bool = True,
+    paper_ids: Sequence[str] | None = None,
     progress: Progress | None = None,
     transport: httpx2.BaseTransport | None = None,
     endpoint: Endpoint | None = None,
 ) -> RunSummary:
-    """Extract papers already in the warehouse (by default those without an extraction)."""
+    """Extract papers already in the warehouse (by default those without an extraction);
+    ``paper_ids`` narrows the choice to those papers."""
     run_id = new_run_id()
     with Warehouse(settings.db) as warehouse:
-        missing = "WHERE paper_id NOT IN (SELECT paper_id FROM latest_extractions)"
-        where = missing if only_missing else ""
+        conditions = []
+        if only_missing:
+            conditions.append("paper_id NOT IN (SELECT paper_id FROM latest_extractions)")
+        if paper_ids is not None:
+            conditions.append("list_contains($ids, paper_id)")
+        where = ("WHERE " + " AND ".join(conditions)) if conditions else ""
+        params = {"ids": list(paper_ids)} if paper_ids is not None else {}
         rows = warehouse.con.execute(
-            f"SELECT paper_id, text FROM papers {where} ORDER BY first_seen, paper_id"
+            f"SELECT paper_id, text FROM papers {where} ORDER BY first_seen, paper_id", params
         ).fetchall()
+        if paper_ids is not None:
+            unknown = set(paper_ids) - {row[0] for row in rows}
+            if unknown and not only_missing:
+                raise GoldError(f"{len(unknown)} of the requested papers are not in the "
+                                f"warehouse (e.g. {sorted(unknown)[0]}); ingest them first")
         jobs = jobs_for_stored(rows, settings.max_chars)
         return _extract_jobs(
             warehouse, jobs, settings, run_id=run_id, inputs=["<warehouse>"],
             progress=progress, transport=transport, endpoint=endpoint,
         )
 
+
+
+def evaluate_run(db: Path, gold_file: Path, run_id: str | None = None) -> Evaluation:
+    """Score a run (default: the latest on the gold papers) against a gold file; stored."""
+    gold = load_gold(gold_file)
+    with Warehouse(db) as warehouse:
+        return evaluate(warehouse.con, gold, run_id)
+
+
+def compare_runs(db: Path, gold_file: Path, run_ids: Sequence[str]) -> list[Evaluation]:
+    """Score several runs on the same gold file, for a side-by-side table."""
+    gold = load_gold(gold_file)
+    with Warehouse(db) as warehouse:
+        return [evaluate(warehouse.con, gold, run_id) for run_id in run_ids]
+
+
+def paper_ids_from(path: Path) -> list[str]:
+    """Paper ids listed in a file: a gold JSON file, or one `sha256:` id per line."""
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("{"):
+        return [paper.paper_id for paper in load_gold(path).papers]
+    ids = [line.strip() for line in text.splitlines() if line.strip()]
+    bad = [(n, line) for n, line in enumerate(ids, 1) if not line.startswith("sha256:")]
+    if bad:
+        raise GoldError(f"{path}: line {bad[0][0]}: expected a paper id (sha256:...), "
+                        f"got {bad[0][1][:40]!r}")
+    return ids

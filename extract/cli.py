@@ -28,6 +28,7 @@ from rich.table import Table
 
 from extract import app
 from extract.endpoints import EndpointError, EndpointOptions
+from extract.evaluate import GoldError, headline
 from extract.ingest import DEFAULT_MAX_CHARS
 from extract.pipeline import RunSummary
 from prompts import PromptError
@@ -54,7 +55,7 @@ def _known_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except (WarehouseError, EndpointError, PromptError, ModelError,
-                LocalServerError) as error:
+                LocalServerError, GoldError) as error:
             raise click.ClickException(str(error)) from error
 
     return wrapper
@@ -87,7 +88,7 @@ def endpoint_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--fast", is_flag=True,
                      help="Local provider: the smaller, faster Qwen2.5-Coder-0.5B model."),
         click.option("--temperature", type=float, default=0.0, show_default=True),
-        click.option("--max-tokens", type=int, default=1536, show_default=True,
+        click.option("--max-tokens", type=int, default=512, show_default=True,
                      help="Cap on the answer's length; hitting it is a failure."),
         click.option("--timeout", type=float,
                      help="Seconds per HTTP request [default: 600 local, 180 remote]."),
@@ -101,6 +102,8 @@ def endpoint_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      help="Longer abstracts are recorded as failures, not sent."),
         click.option("--server-log", type=click.Path(dir_okay=False, path_type=Path),
                      help="Local provider: write the llama.cpp server's log here."),
+        click.option("--threads", type=click.IntRange(min=1),
+                     help="Local provider: llama.cpp threads [default: CPUs - 1]."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -120,6 +123,7 @@ def _settings(db: Path, kw: dict[str, Any]) -> app.RunSettings:
         max_tokens=kw["max_tokens"],
         timeout_s=kw["timeout"],
         server_log=kw["server_log"],
+        threads=kw["threads"],
     )
     return app.RunSettings(
         db=db,
@@ -263,13 +267,66 @@ def ingest(inputs: tuple[str, ...], db: Path, max_chars: int) -> None:
 @endpoint_options
 @click.option("--all", "all_papers", is_flag=True,
               help="Extract every stored paper, not only those without an extraction.")
+@click.option("--ids", "ids_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Only these papers: a gold file, or one sha256: paper id per line.")
 @_known_errors
-def extract(db: Path, all_papers: bool, **kw: Any) -> None:
+def extract(db: Path, all_papers: bool, ids_file: Path | None, **kw: Any) -> None:
     """Extract stored papers (those without an extraction yet, unless --all)."""
     settings = _settings(db, kw)
+    paper_ids = app.paper_ids_from(ids_file) if ids_file is not None else None
     with progress_bar() as on_event:
-        summary = app.extract_stored(settings, only_missing=not all_papers, progress=on_event)
+        summary = app.extract_stored(settings, only_missing=not all_papers,
+                                     paper_ids=paper_ids, progress=on_event)
     _print_summary(summary, db)
+
+
+@cli.command("eval")
+@click.option("--gold", "gold_file", type=click.Path(dir_okay=False, path_type=Path),
+              required=True, help="Hand-annotated gold file (format papersift-gold/1).")
+@click.option("--run", "run_id", help="The run to score; default: the latest on the gold papers.")
+@click.option("--compare", "compare", nargs=2, metavar="RUN_A RUN_B",
+              help="Score two runs on the same gold file and show them side by side.")
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+@_known_errors
+def eval_command(gold_file: Path, run_id: str | None, compare: tuple[str, str] | None, db: Path,
+                 fmt: str) -> None:
+    """Score extractions against a gold file: per-field precision, recall and F1.
+
+    Methods and benchmarks match by normalised name (aliases and acronyms count), gains by
+    value and by value plus metric; also contribution types, the `introduced` flag, a soft
+    task score, grounding, re-asks, failures, tokens, latency and cost. Each evaluation is
+    stored in the `evals` table.
+    """
+    if compare:
+        evaluations = app.compare_runs(db, gold_file, list(compare))
+    else:
+        evaluations = [app.evaluate_run(db, gold_file, run_id)]
+    if fmt == "json":
+        click.echo(json.dumps([
+            {"eval_id": e.eval_id, "run_id": e.run_id, "model": e.model,
+             "prompt_version": e.prompt_version, "schema_version": e.schema_version,
+             "gold_file": e.gold.path, "gold_sha256": e.gold.sha256, "metrics": e.metrics}
+            for e in evaluations], indent=2))
+        return
+    table = Table(title=f"{gold_file} · {len(evaluations[0].gold.papers)} gold papers")
+    table.add_column("figure")
+    for evaluation in evaluations:
+        table.add_column(f"{evaluation.run_id}\n{evaluation.model or ''}", justify="right")
+    if len(evaluations) == 2:
+        table.add_column("B - A", justify="right")
+    rows = [headline(e.metrics) for e in evaluations]
+    for index, (label, _) in enumerate(rows[0]):
+        values = [row[index][1] for row in rows]
+        cells = ["" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
+                 for v in values]
+        if len(values) == 2:
+            a, b = values
+            numeric = isinstance(a, (int, float)) and isinstance(b, (int, float))
+            cells.append(f"{b - a:+.3f}" if numeric else "")
+        table.add_row(label, *cells)
+    out.print(table)
 
 
 @cli.command()

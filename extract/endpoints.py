@@ -38,10 +38,11 @@ class EndpointOptions:
     model_path: Path | None = None
     fast: bool = False
     temperature: float = 0.0
-    max_tokens: int = 1536
+    max_tokens: int = 512
     timeout_s: float | None = None  # None: 600 s local (a CPU model is slow), 180 s remote
     n_ctx: int | None = None
     server_log: Path | None = None
+    threads: int | None = None  # local server: llama.cpp threads (default: CPUs - 1)
 
 
 def read_api_key(options: EndpointOptions) -> str | None:
@@ -122,6 +123,7 @@ class EndpointPlan:
     n_ctx: int = 8192
     chat_format: str | None = None
     server_log: Path | None = None
+    threads: int | None = None
 
     @contextmanager
     def open(self) -> Iterator[Endpoint]:
@@ -138,6 +140,7 @@ class EndpointPlan:
             chat_format=self.chat_format,
             log_path=self.server_log,
             model_alias=self.endpoint.model,
+            n_threads=self.threads,
         )
         with server:
             yield replace(self.endpoint, base_url=server.base_url)
@@ -189,6 +192,7 @@ def plan_endpoint(options: EndpointOptions) -> EndpointPlan:
         n_ctx=n_ctx,
         chat_format=chat_format,
         server_log=options.server_log,
+        threads=options.threads,
     )
 
 

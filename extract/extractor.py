@@ -1,9 +1,8 @@
-"""Extract the v1 fields of one abstract through instructor, and say exactly what happened.
+"""Ask the model for one abstract's draft through instructor, and say exactly what happened.
 
-The model proposes; code verifies. Strict validation (quotes found in the abstract,
-numbers found in their quotes) drives instructor's re-asks. When re-asks run out and the
-last answer is only ungrounded, it is kept *leniently*: parsed without the grounding
-checks, stored with its items flagged, never presented as grounded.
+The model proposes a short draft (names, task phrases, numbers); code grounds it
+(extract.assemble) when the result is recorded. Instructor re-asks only when the answer
+is not valid JSON of the draft schema, which the grammar makes rare on llama.cpp.
 """
 
 from __future__ import annotations
@@ -22,10 +21,10 @@ from instructor.core.exceptions import IncompleteOutputException, InstructorRetr
 from pydantic import ValidationError
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
-from extract.grounding import locator
+from extract.assemble import result_numbers
 from extract.llm import CallLog, CallRecord, Endpoint, RetryPolicy, build_client, call_log
 from prompts import Prompt
-from schemas import PaperExtraction, json_schema, schema_version
+from schemas import PaperDraft, PaperExtraction, draft_json_schema, schema_version
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,8 @@ class Outcome:
 
     paper_id: str
     cache_key: str
-    extraction: PaperExtraction | None = None
+    draft: PaperDraft | None = None  # the model's answer, grounded by code when recorded
+    extraction: PaperExtraction | None = None  # an answer that arrives grounded already
     lenient: bool = False
     failure: Failure | None = None
     calls: list[CallRecord] = field(default_factory=list)
@@ -52,7 +52,7 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return self.extraction is not None
+        return self.draft is not None or self.extraction is not None
 
 
 def cache_key(endpoint: Endpoint, prompt_version: str, text: str) -> str:
@@ -98,7 +98,7 @@ class Extractor:
     def key_for(self, text: str) -> str:
         return cache_key(self.endpoint, self.prompt.version, text)
 
-    def _request_options(self) -> dict[str, Any]:
+    def _request_options(self, text: str) -> dict[str, Any]:
         options: dict[str, Any] = {
             "model": self.endpoint.model,
             "temperature": self.endpoint.temperature,
@@ -108,9 +108,9 @@ class Extractor:
             options["seed"] = self.endpoint.seed
         if self.endpoint.constrain_json:
             # llama.cpp turns this schema into a grammar; it overrides instructor's json_object.
-            options["extra_body"] = {
-                "response_format": {"type": "json_object", "schema": json_schema()}
-            }
+            # The grammar also restricts gain values to the numbers this abstract states.
+            schema = draft_json_schema(result_numbers(text))
+            options["extra_body"] = {"response_format": {"type": "json_object", "schema": schema}}
         return options
 
     def extract(self, paper_id: str, text: str) -> Outcome:
@@ -118,16 +118,15 @@ class Extractor:
         outcome = Outcome(paper_id=paper_id, cache_key=self.key_for(text))
         with call_log(self._secrets) as log:
             try:
-                outcome.extraction = self.client.chat.completions.create(
-                    response_model=PaperExtraction,
+                outcome.draft = self.client.chat.completions.create(
+                    response_model=PaperDraft,
                     messages=self.prompt.messages(text),  # type: ignore[arg-type]
                     max_retries=Retrying(
                         stop=stop_after_attempt(1 + self.max_reasks),
                         retry=retry_if_exception_type((ValidationError, json.JSONDecodeError)),
                         reraise=True,
                     ),
-                    context={"locate": locator(text)},
-                    **self._request_options(),
+                    **self._request_options(text),
                 )
             except IncompleteOutputException:
                 outcome.failure = Failure(
@@ -152,18 +151,17 @@ class Extractor:
         if isinstance(cause, openai.APIError):
             outcome.failure = _request_failure(cause, log)
             return
-        # Re-asks ran out. Keep the last answer if only grounding checks failed.
+        # Re-asks ran out: say why the last answer was refused.
         text = _completion_text(error.last_completion)
         if text is not None:
             try:
-                outcome.extraction = PaperExtraction.model_validate_json(text)
-                outcome.lenient = True
-                return
-            except ValidationError as lenient_error:
-                reason = "invalid_json" if _is_json_error(lenient_error) else "schema_violation"
-                detail = str(lenient_error)
-            except ValueError as lenient_error:
-                reason, detail = "invalid_json", str(lenient_error)
+                PaperDraft.model_validate_json(text)
+                reason, detail = "schema_violation", str(error)
+            except ValidationError as last_error:
+                reason = "invalid_json" if _is_json_error(last_error) else "schema_violation"
+                detail = str(last_error)
+            except ValueError as last_error:
+                reason, detail = "invalid_json", str(last_error)
         else:
             reason, detail = "no_answer", str(error)
         outcome.failure = Failure(

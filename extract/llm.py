@@ -280,7 +280,7 @@ class Endpoint:
     mode: str = "json"
     api_key: str | None = field(default=None, repr=False, compare=False)
     temperature: float = 0.0
-    max_tokens: int = 1536
+    max_tokens: int = 512
     seed: int | None = 0
     timeout_s: float = 180.0
     constrain_json: bool = False  # send the schema as response_format (llama.cpp, vLLM)

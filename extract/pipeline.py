@@ -21,10 +21,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from extract.assemble import ASSEMBLY_VERSION, Assembled, assemble
 from extract.extractor import Extractor, Failure, Outcome
-from extract.grounding import align
+from extract.grounding import Alignment, align
 from extract.ingest import IngestProblem, IngestResult, ingest
-from schemas import PaperExtraction, schema_version
+from schemas import PaperDraft, PaperExtraction, schema_version
 from schemas.numbers import numbers_in, value_matches
 from warehouse import Warehouse
 from warehouse.store import Batch, RunCounts
@@ -139,12 +140,14 @@ def ingest_into(
 
 
 def extraction_id_for(cache_key: str, raw: dict[str, Any]) -> str:
+    """Content id of a stored extraction: the request, the answer and the grounding code."""
     canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(f"{cache_key}\n{canonical}".encode()).hexdigest()
+    material = f"{cache_key}\n{ASSEMBLY_VERSION}\n{canonical}"
+    return "sha256:" + hashlib.sha256(material.encode()).hexdigest()
 
 
-def _grounded(evidence: str, text: str) -> dict[str, Any]:
-    alignment = align(evidence, text)
+def _grounded(evidence: str, text: str, found: Alignment | None = None) -> dict[str, Any]:
+    alignment = found if found is not None else align(evidence, text)
     return {
         "evidence": evidence,
         "char_start": alignment.char_start,
@@ -163,15 +166,21 @@ def extraction_rows(
     raw: dict[str, Any],
     extraction_id: str,
     common: dict[str, Any],
+    assembled: Assembled | None = None,
 ) -> None:
-    """Add an extraction and its long-table items, grounded by code, to the batch."""
+    """Add an extraction and its long-table items, grounded by code, to the batch.
+
+    With ``assembled``, items were found by extract.assemble and carry its alignments;
+    otherwise (answers that come with their own quotes) each quote is aligned here.
+    """
     base = {"extraction_id": extraction_id, "paper_id": paper_id}
     items = 0
     ungrounded = 0
 
-    def grounded(evidence: str) -> dict[str, Any]:
+    def grounded(evidence: str, field_name: str = "", index: int = 0) -> dict[str, Any]:
         nonlocal items, ungrounded
-        row = _grounded(evidence, text)
+        found = assembled.alignment(field_name, index) if assembled is not None else None
+        row = _grounded(evidence, text, found)
         items += 1
         ungrounded += row["alignment"] == "none"
         return row
@@ -180,21 +189,21 @@ def extraction_rows(
         batch.add("extraction_contribution_types", {**base, "idx": idx, "type": ctype})
     for idx, task in enumerate(extraction.tasks):
         batch.add("extraction_tasks", {**base, "idx": idx, "name": task.name,
-                                       **grounded(task.evidence)})
+                                       **grounded(task.evidence, "tasks", idx)})
     for idx, method in enumerate(extraction.methods):
         batch.add(
             "extraction_methods",
             {**base, "idx": idx, "name": method.name, "expansion": method.expansion,
-             "aliases": list(method.aliases), **grounded(method.evidence)},
+             "aliases": list(method.aliases), **grounded(method.evidence, "methods", idx)},
         )
     for idx, bench in enumerate(extraction.benchmarks):
         batch.add(
             "extraction_benchmarks",
             {**base, "idx": idx, "name": bench.name, "kind": bench.kind,
-             "introduced": bench.introduced, **grounded(bench.evidence)},
+             "introduced": bench.introduced, **grounded(bench.evidence, "benchmarks", idx)},
         )
     for idx, gain in enumerate(extraction.claimed_gains):
-        row = grounded(gain.evidence)
+        row = grounded(gain.evidence, "claimed_gains", idx)
         value_ok = (
             None if gain.value is None else value_matches(gain.value, numbers_in(gain.evidence))
         )
@@ -209,7 +218,10 @@ def extraction_rows(
     batch.add(
         "extractions",
         {**base, **common, "raw_json": raw,
-         "items": items, "items_ungrounded": ungrounded, "created": _now()},
+         "items": items, "items_ungrounded": ungrounded,
+         "items_rejected": len(assembled.rejected) if assembled is not None else 0,
+         "rejected": assembled.rejected if assembled is not None else [],
+         "created": _now()},
     )
 
 
@@ -372,7 +384,7 @@ class Runner:
             outcome = Outcome(
                 paper_id=job.paper_id,
                 cache_key=keys[job.paper_id],
-                extraction=PaperExtraction.model_validate(hit["response"]),
+                **_cached_answer(hit["response"]),
                 lenient=hit["lenient"],
                 asks=hit["asks"] or 0,
                 from_cache=True,
@@ -418,14 +430,19 @@ class Runner:
         summary.http_requests += len(outcome.calls)
         summary.prompt_tokens += outcome.prompt_tokens
         summary.completion_tokens += outcome.completion_tokens
-        if outcome.extraction is not None:
-            raw = outcome.extraction.model_dump(mode="json")
+        answer = outcome.draft or outcome.extraction
+        if answer is not None:
+            raw = answer.model_dump(mode="json", exclude_none=outcome.draft is not None)
+            assembled = assemble(outcome.draft, job.text) if outcome.draft is not None else None
+            extraction = assembled.extraction if assembled is not None else outcome.extraction
+            assert extraction is not None
             extraction_id = extraction_id_for(outcome.cache_key, raw)
             extraction_rows(
                 batch,
                 paper_id=outcome.paper_id,
                 text=job.text,
-                extraction=outcome.extraction,
+                extraction=extraction,
+                assembled=assembled,
                 raw=raw,
                 extraction_id=extraction_id,
                 common={**self._provenance, "run_id": self.run_id,
@@ -474,6 +491,13 @@ class Runner:
             self._pending = Batch()
             self._pending_papers = 0
             self._last_flush = time.monotonic()
+
+
+def _cached_answer(response: dict[str, Any]) -> dict[str, Any]:
+    """A cached answer as Outcome fields: a draft (schema v2) or an already grounded one."""
+    if "types" in response:
+        return {"draft": PaperDraft.model_validate(response)}
+    return {"extraction": PaperExtraction.model_validate(response)}
 
 
 def jobs_for_stored(papers: Iterable[tuple[str, str]], max_chars: int) -> list[Job]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 PROMPT_DIR = Path(__file__).parent
-DEFAULT_PROMPT = "extract_v1"
+DEFAULT_PROMPT = "extract_v2"
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 

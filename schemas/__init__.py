@@ -1,5 +1,12 @@
-"""Pydantic models of what papersift extracts. Imports nothing else of the project's."""
+"""Pydantic models of what papersift extracts. Imports nothing else of the project's.
 
+Two shapes: :class:`PaperDraft` is what the model writes (names and numbers, no quotes);
+:class:`PaperExtraction` is what is stored, every item with evidence that code found.
+"""
+
+from typing import Any
+
+from schemas.draft import DraftBenchmark, DraftGain, PaperDraft, draft_json_schema
 from schemas.paper import (
     Benchmark,
     ClaimedGain,
@@ -7,17 +14,31 @@ from schemas.paper import (
     Method,
     PaperExtraction,
     Task,
+    content_hash,
     json_schema,
-    schema_version,
 )
 
+SCHEMA_NAME = "paper_v2"
+
+
+def schema_version() -> str:
+    """Content hash over both shapes: a change to either changes every cache key."""
+    both: dict[str, Any] = {"draft": draft_json_schema(), "stored": json_schema()}
+    return content_hash(both)
+
+
 __all__ = [
+    "SCHEMA_NAME",
     "Benchmark",
     "ClaimedGain",
+    "DraftBenchmark",
+    "DraftGain",
     "Grounded",
     "Method",
+    "PaperDraft",
     "PaperExtraction",
     "Task",
+    "draft_json_schema",
     "json_schema",
     "schema_version",
 ]

@@ -30,3 +30,11 @@ def value_matches(value: float, candidates: list[float]) -> bool:
     """True when |value| equals one of the candidates (to floating-point tolerance)."""
     target = abs(value)
     return any(math.isclose(target, c, rel_tol=1e-9, abs_tol=1e-12) for c in candidates)
+
+
+def number_spans(text: str) -> list[tuple[float, int, int]]:
+    """(value, start, end) of every number written in digits, in order of appearance."""
+    return [
+        (float(match.group(1).replace(",", "")), match.start(1), match.end(1))
+        for match in _NUMBER.finditer(text)
+    ]

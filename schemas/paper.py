@@ -1,4 +1,4 @@
-"""Schema v1: the fields papersift extracts from one abstract.
+"""Schema v2, stored side: the fields papersift keeps for one abstract.
 
 Field descriptions are written for the model: instructor sends them inside the JSON
 schema. Validators enforce what code can check: every evidence quote must be found in
@@ -203,15 +203,12 @@ class PaperExtraction(BaseModel):
         return list(dict.fromkeys(values))
 
 
-SCHEMA_NAME = "paper_extraction_v1"
-
-
 def json_schema() -> dict[str, Any]:
-    """The JSON schema of the v1 extraction, as sent to the model."""
+    """The JSON schema of the stored extraction (what code builds from the model's draft)."""
     return PaperExtraction.model_json_schema()
 
 
-def schema_version() -> str:
-    """Content hash of the JSON schema, with an algorithm prefix."""
-    canonical = json.dumps(json_schema(), sort_keys=True, separators=(",", ":"))
+def content_hash(document: dict[str, Any]) -> str:
+    """sha256 of a JSON document in canonical form, with an algorithm prefix."""
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()

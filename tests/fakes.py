@@ -17,14 +17,14 @@ _ABSTRACT = re.compile(r'Abstract:\n"""\n(.*)\n"""', re.S)
 
 
 def fake_answer(abstract: str) -> dict[str, Any]:
+    """A draft naming the abstract's first words as its task, and nothing else."""
     words = abstract.split()
-    opening = " ".join(words[:6])
     return {
-        "contribution_types": ["method"],
-        "tasks": [{"name": "the paper's task", "evidence": opening}],
+        "tasks": [" ".join(words[:6])],
         "methods": [],
         "benchmarks": [],
-        "claimed_gains": [],
+        "gains": [],
+        "types": ["method"],
     }
 
 

@@ -6,19 +6,25 @@ from pathlib import Path
 
 import pytest
 
-from extract.grounding import locator
+from extract.assemble import assemble, result_numbers
 from prompts import PromptError, load_prompt
-from schemas import PaperExtraction
+from schemas import PaperDraft
 
 
 def test_examples_are_valid_and_grounded_in_their_own_abstract() -> None:
     prompt = load_prompt()
-    assert prompt.examples
+    assert len(prompt.examples) >= 3
     for example in prompt.examples:
-        parsed = PaperExtraction.model_validate(
-            example.answer, context={"locate": locator(example.abstract)}
-        )
-        assert parsed.model_dump(mode="json", exclude_defaults=False)
+        draft = PaperDraft.model_validate(example.answer)
+        assembled = assemble(draft, example.abstract)
+        assert assembled.rejected == []
+        stored = assembled.extraction
+        assert len(stored.methods) == len(draft.methods)
+        assert len(stored.benchmarks) == len(draft.benchmarks)
+        assert len(stored.claimed_gains) == len(draft.gains)
+        assert all(found is not None for found in assembled.found["tasks"])
+        # what the example answers is what the grammar would let the model answer
+        assert {gain.value for gain in draft.gains} <= set(result_numbers(example.abstract))
 
 
 def test_static_prefix_then_abstract_last() -> None:
@@ -33,7 +39,7 @@ def test_static_prefix_then_abstract_last() -> None:
 def test_version_is_a_content_hash(tmp_path: Path) -> None:
     source = Path(__file__).resolve().parent.parent / "prompts"
     for name in ("system.md", "user.md", "examples.json"):
-        text = (source / f"extract_v1.{name}").read_text(encoding="utf-8")
+        text = (source / f"extract_v2.{name}").read_text(encoding="utf-8")
         (tmp_path / f"p.{name}").write_text(text, encoding="utf-8")
     original = load_prompt("p", tmp_path)
     assert original.version == load_prompt().version

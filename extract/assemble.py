@@ -1,0 +1,434 @@
+"""From the model's draft to a stored, grounded extraction: code does the looking up.
+
+The model writes names, task phrases and numbers. Here each one is found in the abstract:
+the item's evidence is the sentence that contains it (offsets computed here), a number's
+value and unit are read from the abstract's own characters, and acronyms are paired with
+their spelled-out forms. What cannot be found is not stored as fact: names and numbers
+the abstract does not contain are dropped (and counted), a task phrase with no matching
+sentence is kept with alignment ``none``. Repeats are merged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from extract.grounding import Alignment, AlignmentStatus, align, normalize
+from schemas import (
+    Benchmark,
+    ClaimedGain,
+    DraftBenchmark,
+    DraftGain,
+    Method,
+    PaperDraft,
+    PaperExtraction,
+    Task,
+)
+from schemas.numbers import number_spans, numbers_in
+from schemas.paper import MAX_EVIDENCE_CHARS
+
+# Bump when assembly changes what it stores for the same draft; part of the extraction id.
+ASSEMBLY_VERSION = "assemble/1"
+
+_ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx")
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[$\\*A-Z0-9])")
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset({
+    "a", "an", "the", "of", "for", "and", "or", "in", "on", "with", "to", "via", "by", "from",
+    "at", "as", "is", "are", "we", "our", "this", "that", "its", "their", "using", "based",
+})
+_CREATION_CUE = re.compile(
+    r"\b(introduc\w*|present\w*|propos\w*|releas\w*|construct\w*|build|built|curat\w*|"
+    r"collect\w*|creat\w*|new|novel)\b", re.I)
+_STRONG_CUE_BEFORE = re.compile(
+    r"\b(introduce|introduces|present|presents|release|releases|construct|curate|build|"
+    r"create|new|our)\b[^.;]{0,40}$", re.I)
+_UNIT_AFTER = (
+    (re.compile(r"^\s*(percentage[- ]points?|pp\b|p\.p\.)", re.I), "pp"),
+    (re.compile(r"^\s*(\\?%|percent\b)", re.I), "%"),
+    (re.compile(r"^\s*(points?\b|pts\b)", re.I), "points"),
+    (re.compile(r"^\s*(\$?\\times\$?|×|x\b|times\b|-?fold\b|-times\b)", re.I), "x"),
+)
+_TIMES_BEFORE = re.compile(r"(×|\\times\$?|\bx)\s*$")
+_MAGNITUDE_AFTER = re.compile(r"^\s*(B|M|K|k|billion|million)\b")
+_EFFICIENCY = re.compile(r"speed|faster|latency|throughput|memory|cost|time|compute|flops|"
+                         r"cheaper|smaller|fewer|efficien|tokens|energy|parameters", re.I)
+_IMPROVEMENT = re.compile(r"improv|outperform|gain|boost|increas|reduc|better|surpass|"
+                          r"exceed|lower|higher|over|relative", re.I)
+_COMPARISON = re.compile(r"match|comparable|on par|rival|competitive", re.I)
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where an item was found: its mention and the sentence used as evidence."""
+
+    status: AlignmentStatus
+    start: int
+    end: int
+    sentence: tuple[int, int]
+
+
+@dataclass
+class Assembled:
+    """The stored extraction, how each item was found (parallel to its lists), and what
+    the draft proposed that the abstract does not contain."""
+
+    extraction: PaperExtraction
+    found: dict[str, list[Found | None]]
+    rejected: list[str] = field(default_factory=list)
+
+    def alignment(self, field_name: str, index: int) -> Alignment | None:
+        """The evidence sentence's span with the status of the item's own match."""
+        spot = self.found[field_name][index]
+        if spot is None:
+            return Alignment("none", None, None, 0.0)
+        return Alignment(spot.status, spot.sentence[0], spot.sentence[1], 1.0)
+
+
+# --------------------------------------------------------------------------- sentences
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each sentence, leading spaces excluded; abbreviations do not end one."""
+    spans = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        before = text[max(0, match.start() - 6):match.start()]
+        if any(before.endswith(abbr) for abbr in _ABBREVIATIONS):
+            continue
+        spans.append((start, match.end()))
+        start = match.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    cleaned = []
+    for begin, end in spans:
+        piece = text[begin:end]
+        low = begin + len(piece) - len(piece.lstrip())
+        high = begin + len(piece.rstrip())
+        if high > low:
+            cleaned.append((low, high))
+    return cleaned
+
+
+def _sentence_of(spans: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
+    for begin, stop in spans:
+        if begin <= start < stop:
+            return begin, max(stop, min(end, stop))
+    return start, end
+
+
+def _evidence(text: str, sentence: tuple[int, int], mention: tuple[int, int]) -> tuple[int, int]:
+    """The sentence, or a window of it around the mention when it is too long to quote."""
+    begin, end = sentence
+    if end - begin <= MAX_EVIDENCE_CHARS:
+        return begin, end
+    half = (MAX_EVIDENCE_CHARS - (mention[1] - mention[0])) // 2
+    low = max(begin, mention[0] - max(half, 0))
+    high = min(end, low + MAX_EVIDENCE_CHARS)
+    while low > begin and not text[low - 1].isspace():
+        low += 1
+    while high < end and high > low and not text[high].isspace():
+        high -= 1
+    return low, high
+
+
+# --------------------------------------------------------------------------- finding
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(normalize(text)) if w not in _STOP}
+
+
+def _bounded(text: str, start: int, end: int) -> bool:
+    """The span is not glued to letters or digits on either side."""
+    left = text[start - 1] if start > 0 else " "
+    right = text[end] if end < len(text) else " "
+    return not (left.isalnum() and text[start].isalnum()) and not (
+        right.isalnum() and text[end - 1].isalnum())
+
+
+def find_name(name: str, text: str) -> tuple[AlignmentStatus, int, int] | None:
+    """First whole-word occurrence of a name: exact, then ignoring case, then normalised."""
+    name = name.strip()
+    if not name:
+        return None
+    pattern = re.compile(r"(?<![A-Za-z0-9])" + re.escape(name) + r"(?![A-Za-z0-9])")
+    match = pattern.search(text)
+    if match:
+        return "exact", match.start(), match.end()
+    match = re.compile(pattern.pattern, re.I).search(text)
+    if match:
+        return "normalized", match.start(), match.end()
+    found = align(name, text)
+    if found.status == "normalized" and found.char_start is not None \
+            and found.char_end is not None and _bounded(text, found.char_start, found.char_end):
+        return "normalized", found.char_start, found.char_end
+    return None
+
+
+def _parenthetical_after(text: str, end: int) -> str | None:
+    match = re.match(r"\s*\(([^()]{2,100})\)", text[end:end + 110])
+    return match.group(1).strip() if match else None
+
+
+def _looks_like_acronym(name: str) -> bool:
+    letters = [c for c in name if c.isalpha()]
+    return bool(letters) and sum(c.isupper() for c in letters) >= max(2, len(letters) // 2) \
+        and len(name.split()) == 1
+
+
+def _is_named(text: str, start: int, end: int) -> bool:
+    """Whether a mention reads as a proper name: a capital (beyond the first letter), a
+    digit, or formatting markup around it; 'a graph-based retriever' is a description."""
+    mention = text[start:end]
+    if any(c.isdigit() for c in mention) or any(c.isupper() for c in mention[1:]):
+        return True
+    before = text[max(0, start - 12):start]
+    return bool(re.search(r"(\\text\w+\{|\\emph\{|\*\*|\\mathrm\{|\\texttt\{)$", before))
+
+
+# --------------------------------------------------------------------------- fields
+
+
+def _key(name: str) -> str:
+    return " ".join(_WORD.findall(normalize(name)))
+
+
+def _tasks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]) -> tuple[
+        list[Task], list[Found | None]]:
+    tasks: list[Task] = []
+    found: list[Found | None] = []
+    seen: set[str] = set()
+    for phrase in draft.tasks:
+        key = _key(phrase)
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        spot = find_name(phrase, text)
+        if spot is not None:
+            status, start, end = spot
+            sentence = _sentence_of(spans, start, end)
+        else:
+            wanted = _words(phrase)
+            best = max(spans, key=lambda s: len(wanted & _words(text[s[0]:s[1]])), default=None)
+            share = (len(wanted & _words(text[best[0]:best[1]])) / len(wanted)
+                     if best is not None and wanted else 0.0)
+            if best is None:
+                continue
+            status = "fuzzy" if share >= 0.5 else "none"
+            start, end = best
+            sentence = best
+        low, high = _evidence(text, sentence, (start, end))
+        tasks.append(Task(name=phrase[:120], evidence=text[low:high]))
+        found.append(Found(status, start, end, (low, high)) if status != "none" else None)
+    return tasks, found
+
+
+def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
+             rejected: list[str], benchmark_keys: set[str]) -> tuple[
+        list[Method], list[Found | None]]:
+    methods: list[Method] = []
+    found: list[Found | None] = []
+    forms_seen: dict[str, int] = {}
+    for name in draft.methods:
+        spot = find_name(name, text)
+        if spot is None:
+            rejected.append(f"method {name!r}: not in the abstract")
+            continue
+        status, start, end = spot
+        if not _is_named(text, start, end):
+            rejected.append(f"method {name!r}: a description, not a name")
+            continue
+        surface = text[start:end]
+        other = _parenthetical_after(text, end)
+        expansion = None
+        aliases: list[str] = []
+        if other and _looks_like_acronym(other) and not _looks_like_acronym(surface):
+            aliases = [other]
+        elif other and _looks_like_acronym(surface):
+            expansion = other
+        keys = {_key(surface), *(_key(a) for a in aliases), _key(expansion or "")} - {""}
+        if keys & benchmark_keys:
+            rejected.append(f"method {name!r}: also listed as a benchmark")
+            continue
+        if any(k in forms_seen for k in keys):
+            continue  # the same method under another of its names
+        for k in keys:
+            forms_seen[k] = len(methods)
+        sentence = _sentence_of(spans, start, end)
+        low, high = _evidence(text, sentence, (start, end))
+        methods.append(Method(name=surface, expansion=expansion, aliases=aliases,
+                              evidence=text[low:high]))
+        found.append(Found(status, start, end, (low, high)))
+    return methods, found
+
+
+def _benchmark_kind(name: str, sentence: str) -> str:
+    lowered = f"{name} {sentence}".lower()
+    if "environment" in lowered or "simulat" in lowered:
+        return "environment"
+    if "dataset" in lowered or "corpus" in lowered:
+        return "dataset"
+    return "benchmark"
+
+
+def _benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
+                rejected: list[str]) -> tuple[list[Benchmark], list[Found | None]]:
+    benchmarks: list[Benchmark] = []
+    found: list[Found | None] = []
+    index: dict[str, int] = {}
+    for item in draft.benchmarks:
+        spot = find_name(item.name, text)
+        if spot is None:
+            rejected.append(f"benchmark {item.name!r}: not in the abstract")
+            continue
+        status, start, end = spot
+        surface = text[start:end]
+        sentence = _sentence_of(spans, start, end)
+        introduced = _introduced(item, text, sentence, start)
+        key = _key(surface)
+        if key in index:
+            if introduced and not benchmarks[index[key]].introduced:
+                benchmarks[index[key]] = benchmarks[index[key]].model_copy(
+                    update={"introduced": True})
+            continue
+        index[key] = len(benchmarks)
+        low, high = _evidence(text, sentence, (start, end))
+        benchmarks.append(Benchmark(
+            name=surface, kind=_benchmark_kind(surface, text[sentence[0]:sentence[1]]),  # type: ignore[arg-type]
+            introduced=introduced, evidence=text[low:high]))
+        found.append(Found(status, start, end, (low, high)))
+    return benchmarks, found
+
+
+def _introduced(item: DraftBenchmark, text: str, sentence: tuple[int, int], start: int) -> bool:
+    """The model's flag, kept only when the sentence reads like a creation; a creation verb
+    right before the name counts even when the model missed it."""
+    if _STRONG_CUE_BEFORE.search(text[sentence[0]:start]):
+        return True
+    return item.new and bool(_CREATION_CUE.search(text[sentence[0]:sentence[1]]))
+
+
+def _unit_at(text: str, start: int, end: int) -> str:
+    after = text[end:end + 24]
+    for pattern, unit in _UNIT_AFTER:
+        if pattern.match(after):
+            return unit
+    if _TIMES_BEFORE.search(text[max(0, start - 8):start]):
+        return "x"
+    return "absolute"
+
+
+def _gain_kind(unit: str, metric: str, sentence: str) -> str:
+    if _EFFICIENCY.search(metric) or (unit == "x" and _EFFICIENCY.search(sentence)):
+        return "efficiency"
+    if _COMPARISON.search(sentence) and not _IMPROVEMENT.search(sentence):
+        return "comparison"
+    if _IMPROVEMENT.search(sentence):
+        return "improvement"
+    return "score"
+
+
+def _gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
+           rejected: list[str]) -> tuple[list[ClaimedGain], list[Found | None]]:
+    gains: list[ClaimedGain] = []
+    found: list[Found | None] = []
+    stated = number_spans(text)
+    used: set[int] = set()
+    for item in draft.gains:
+        values = numbers_in(item.value)
+        if not values:
+            rejected.append(f"gain {item.value!r}: no number")
+            continue
+        spot = _locate_number(item, values[0], text, spans, stated, used)
+        if spot is None:
+            rejected.append(f"gain {item.value!r} ({item.metric}): number not in the abstract")
+            continue
+        value, start, end = spot
+        used.add(start)
+        unit = _unit_at(text, start, end)
+        sentence = _sentence_of(spans, start, end)
+        low, high = _evidence(text, sentence, (start, end))
+        gains.append(ClaimedGain(
+            metric=item.metric, value=value, unit=unit,  # type: ignore[arg-type]
+            kind=_gain_kind(unit, item.metric, text[sentence[0]:sentence[1]]),  # type: ignore[arg-type]
+            baseline=item.vs, dataset=item.on, evidence=text[low:high]))
+        found.append(Found("exact", start, end, (low, high)))
+    return gains, found
+
+
+def _locate_number(item: DraftGain, value: float, text: str, spans: list[tuple[int, int]],
+                   stated: list[tuple[float, int, int]], used: set[int]) -> tuple[
+        float, int, int] | None:
+    """The abstract's occurrence of the draft's number that best fits its metric and unit;
+    years and model sizes ('7B') are not results."""
+    context = _words(f"{item.metric} {item.vs or ''} {item.on or ''}")
+    wanted_unit = _unit_at(item.value, *_first_number_span(item.value))
+    if wanted_unit == "absolute":
+        wanted_unit = ""  # the draft gave a bare number: any unit fits
+    best: tuple[float, tuple[float, int, int]] | None = None
+    for number, start, end in stated:
+        if abs(number - abs(value)) > 1e-9 * max(1.0, abs(value)) or start in used:
+            continue
+        if _not_a_result(text, number, start, end):
+            continue
+        sentence = _sentence_of(spans, start, end)
+        fit = len(context & _words(text[sentence[0]:sentence[1]]))
+        fit += 2 * (_unit_at(text, start, end) == wanted_unit)
+        if best is None or fit > best[0]:
+            best = (fit, (number, start, end))
+    return best[1] if best else None
+
+
+def _not_a_result(text: str, number: float, start: int, end: int) -> bool:
+    """Numbers that name or size things rather than report results: part of a name
+    ('CIFAR-10', 'GPT-4o', 'Recall@10'), a model size ('7B'), a year."""
+    before = text[max(0, start - 2):start]
+    if before[-1:].isalpha() or before[-1:] in ("@", "_", "^") or (
+            before[-1:] == "-" and before[:1].isalnum()):
+        return True
+    if end < len(text) and text[end].isalpha() and text[end] not in "x×":
+        if not re.match(r"[a-z]*(fold|times|x)\b", text[end:end + 8]) and \
+                _MAGNITUDE_AFTER.match(text[end:end + 10]) is None:
+            return True  # glued to letters: 'GPT-4o', '3D'
+    if _MAGNITUDE_AFTER.match(text[end:end + 10]) and _unit_at(text, start, end) == "absolute":
+        return True
+    return number.is_integer() and 1900 <= number <= 2100 and "." not in text[start:end]
+
+
+def result_numbers(text: str) -> list[str]:
+    """The numbers an abstract states that could be results, as written, without repeats."""
+    seen: dict[str, None] = {}
+    for number, start, end in number_spans(text):
+        if not _not_a_result(text, number, start, end):
+            seen.setdefault(text[start:end], None)
+    return list(seen)
+
+
+def _first_number_span(value: str) -> tuple[int, int]:
+    spans = number_spans(value)
+    return (spans[0][1], spans[0][2]) if spans else (0, 0)
+
+
+# --------------------------------------------------------------------------- the whole
+
+
+def assemble(draft: PaperDraft, text: str) -> Assembled:
+    """Ground a draft in its abstract: the stored extraction plus how each item was found."""
+    spans = sentence_spans(text) or [(0, len(text))]
+    rejected: list[str] = []
+    tasks, task_found = _tasks(draft, text, spans)
+    benchmarks, bench_found = _benchmarks(draft, text, spans, rejected)
+    methods, method_found = _methods(draft, text, spans, rejected,
+                                     {_key(b.name) for b in benchmarks})
+    gains, gain_found = _gains(draft, text, spans, rejected)
+    extraction = PaperExtraction(
+        contribution_types=list(dict.fromkeys(draft.types)),
+        tasks=tasks, methods=methods, benchmarks=benchmarks, claimed_gains=gains,
+    )
+    return Assembled(
+        extraction,
+        {"tasks": task_found, "methods": method_found, "benchmarks": bench_found,
+         "claimed_gains": gain_found},
+        rejected,
+    )

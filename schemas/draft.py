@@ -1,0 +1,91 @@
+"""Schema v2, model side: the short answer the model writes for one abstract.
+
+The model names things; it does not quote. Names, numbers and task phrases are looked up
+in the abstract by code (extract.assemble), which picks each item's evidence sentence and
+its character offsets, parses numbers and units, drops what the abstract does not contain,
+and merges repeats. Short keys and no quotes keep the answer to a few dozen tokens, which is
+most of the time a small local model spends per abstract.
+
+This module imports nothing else of the project's (see the import contracts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from schemas.paper import ContributionType
+
+MAX_NAME_CHARS = 120
+
+
+class DraftBenchmark(BaseModel):
+    """A benchmark, dataset or environment named in the abstract."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="The name exactly as the abstract writes it.", min_length=1,
+                      max_length=MAX_NAME_CHARS)
+    new: bool = Field(description="true only if this paper creates it.")
+
+
+class DraftGain(BaseModel):
+    """One number the abstract reports as a result."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: str = Field(
+        description="The number exactly as the abstract writes it, without its unit: '12.5' "
+        "for '12.5%', '3' for '3x'.",
+        min_length=1,
+        max_length=40,
+    )
+    metric: str = Field(description="What the number measures, in a few words.", min_length=1,
+                        max_length=MAX_NAME_CHARS)
+    vs: str | None = Field(default=None, description="The baseline it is compared with.",
+                           max_length=MAX_NAME_CHARS)
+    on: str | None = Field(default=None, description="The benchmark or dataset it is measured on.",
+                           max_length=MAX_NAME_CHARS)
+
+
+class PaperDraft(BaseModel):
+    """What the model answers for one abstract; code grounds it into a PaperExtraction."""
+
+    model_config = ConfigDict(extra="forbid", title="PaperDraft")
+
+    tasks: list[str] = Field(description="The problem the paper tackles, in the abstract's words.",
+                             min_length=1, max_length=2)
+    methods: list[str] = Field(description="Names of methods this paper itself proposes.",
+                               max_length=4)
+    benchmarks: list[DraftBenchmark] = Field(description="Named benchmarks, datasets, "
+                                             "environments.", max_length=8)
+    gains: list[DraftGain] = Field(description="Numbers reported as results.", max_length=8)
+    types: list[ContributionType] = Field(description="Kinds of contribution, main one first.",
+                                          min_length=1, max_length=3)
+
+    @field_validator("tasks", "methods")
+    @classmethod
+    def no_blank_names(cls, values: list[str]) -> list[str]:
+        return [value.strip() for value in values if value.strip()]
+
+
+def draft_json_schema(numbers: list[str] | None = None) -> dict[str, Any]:
+    """The JSON schema the model's answer must follow (sent as a grammar to llama.cpp).
+
+    With ``numbers`` (the numbers an abstract states, as written), a gain's value must be
+    one of them, and an abstract without numbers gets no gains: a constrained decoder then
+    cannot invent a number, and does not spend tokens on gains that are not there.
+    """
+    schema = PaperDraft.model_json_schema()
+    if numbers is None:
+        return schema
+    gains = schema["properties"]["gains"]
+    if not numbers:
+        gains["maxItems"] = 0
+        return schema
+    gains["maxItems"] = min(gains.get("maxItems", len(numbers)), len(numbers))
+    value = schema["$defs"]["DraftGain"]["properties"]["value"]
+    schema["$defs"]["DraftGain"]["properties"]["value"] = {
+        "description": value["description"], "enum": list(numbers), "type": "string"}
+    return schema
