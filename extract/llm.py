@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextvars
 import email.utils
 import json
+import random
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,7 +29,6 @@ from tenacity import (
     retry_if_exception_type,
     stop_after_attempt,
     stop_after_delay,
-    wait_exponential_jitter,
 )
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -162,9 +162,13 @@ class _WaitRetryAfterOrBackoff:
 
     def __init__(self, policy: RetryPolicy) -> None:
         self.policy = policy
-        self.backoff = wait_exponential_jitter(
-            multiplier=policy.initial_wait_s, max=policy.max_wait_s, jitter=policy.jitter_s
-        )
+
+    def backoff(self, state: RetryCallState) -> float:
+        """initial * 2^(n-1) plus up to ``jitter`` seconds, capped. Computed here rather than
+        by tenacity's wait_exponential_jitter, whose keywords differ between 9.1 and 9.2."""
+        policy = self.policy
+        grown = policy.initial_wait_s * 2.0 ** (state.attempt_number - 1)
+        return min(grown + random.uniform(0.0, policy.jitter_s), policy.max_wait_s)
 
     def __call__(self, state: RetryCallState) -> float:
         outcome = state.outcome
@@ -173,7 +177,7 @@ class _WaitRetryAfterOrBackoff:
             asked = _retry_after_seconds(error.response)
             if asked is not None:
                 return min(asked, self.policy.max_retry_after_s)
-        return float(self.backoff(state))
+        return self.backoff(state)
 
 
 def _usage_from(response: httpx2.Response) -> tuple[int | None, int | None, str | None]:
