@@ -37,12 +37,16 @@ _STOP = frozenset({
     "a", "an", "the", "of", "for", "and", "or", "in", "on", "with", "to", "via", "by", "from",
     "at", "as", "is", "are", "we", "our", "this", "that", "its", "their", "using", "based",
 })
-_CREATION_CUE = re.compile(
+_CREATION_VERB = re.compile(
     r"\b(introduc\w*|present\w*|propos\w*|releas\w*|construct\w*|build|built|curat\w*|"
-    r"collect\w*|creat\w*|new|novel)\b", re.I)
-_STRONG_CUE_BEFORE = re.compile(
-    r"\b(introduce|introduces|present|presents|release|releases|construct|curate|build|"
-    r"create|new|our)\b[^.;]{0,40}$", re.I)
+    r"collect\w*|creat\w*|develop\w*|design\w*)\b", re.I)
+_CUE_BEFORE = re.compile(
+    r"\b(introduce|introduces|introducing|present|presents|release|releases|construct|"
+    r"curate|build|create|new|novel|our)\b([^.;,]{0,40})$", re.I)
+_CUE_AFTER = re.compile(
+    r"^\s*(,|\(|:|--|—)?\s*(a|an)?\s*(new|novel|first)\b|"
+    r"^[^.;]{0,30}\b(we|which we)\s+(introduce|release|construct|curate|build|create|collect)",
+    re.I)
 _UNIT_AFTER = (
     (re.compile(r"^\s*(percentage[- ]points?|pp\b|p\.p\.)", re.I), "pp"),
     (re.compile(r"^\s*(\\?%|percent\b)", re.I), "%"),
@@ -285,7 +289,7 @@ def _benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         status, start, end = spot
         surface = text[start:end]
         sentence = _sentence_of(spans, start, end)
-        introduced = _introduced(item, text, sentence, start)
+        introduced = _introduced(item, text, sentence, start, end)
         key = _key(surface)
         if key in index:
             if introduced and not benchmarks[index[key]].introduced:
@@ -301,12 +305,17 @@ def _benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
     return benchmarks, found
 
 
-def _introduced(item: DraftBenchmark, text: str, sentence: tuple[int, int], start: int) -> bool:
-    """The model's flag, kept only when the sentence reads like a creation; a creation verb
-    right before the name counts even when the model missed it."""
-    if _STRONG_CUE_BEFORE.search(text[sentence[0]:start]):
+def _introduced(item: DraftBenchmark, text: str, sentence: tuple[int, int], start: int,
+                end: int) -> bool:
+    """Whether the paper creates it: a creation word right before or after the name ('our
+    new X', 'X, a new benchmark') says so even when the model missed it; otherwise the
+    model's flag is kept only when the sentence uses a creation verb."""
+    before = _CUE_BEFORE.search(text[sentence[0]:start])
+    if before and " and " not in before.group(2):
         return True
-    return item.new and bool(_CREATION_CUE.search(text[sentence[0]:sentence[1]]))
+    if _CUE_AFTER.search(text[end:sentence[1]]):
+        return True
+    return item.new and bool(_CREATION_VERB.search(text[sentence[0]:sentence[1]]))
 
 
 def _unit_at(text: str, start: int, end: int) -> str:
@@ -387,10 +396,10 @@ def _not_a_result(text: str, number: float, start: int, end: int) -> bool:
     if before[-1:].isalpha() or before[-1:] in ("@", "_", "^") or (
             before[-1:] == "-" and before[:1].isalnum()):
         return True
-    if end < len(text) and text[end].isalpha() and text[end] not in "x×":
-        if not re.match(r"[a-z]*(fold|times|x)\b", text[end:end + 8]) and \
-                _MAGNITUDE_AFTER.match(text[end:end + 10]) is None:
-            return True  # glued to letters: 'GPT-4o', '3D'
+    glued = end < len(text) and text[end].isalpha() and text[end] not in "x×"
+    if glued and not re.match(r"[a-z]*(fold|times|x)\b", text[end:end + 8]) \
+            and _MAGNITUDE_AFTER.match(text[end:end + 10]) is None:
+        return True  # glued to letters: 'GPT-4o', '3D'
     if _MAGNITUDE_AFTER.match(text[end:end + 10]) and _unit_at(text, start, end) == "absolute":
         return True
     return number.is_integer() and 1900 <= number <= 2100 and "." not in text[start:end]

@@ -1,0 +1,106 @@
+"""Code grounds the model's draft: names, numbers and tasks found in the abstract."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from extract.assemble import assemble, result_numbers, sentence_spans
+from schemas import PaperDraft
+
+TEXT = (
+    "Long-context retrieval is costly. We introduce \\textbf{SpanSearch} (Span-Level "
+    "Search), a retriever for long documents, e.g. legal contracts. On LegalBench and our "
+    "new ContractQA benchmark, SpanSearch improves recall by 7.5\\% over BM25 and runs "
+    "3$\\times$ faster. A 7B reader reaches 61.2 F1 on ContractQA; results since 2021 show "
+    "gains of 2 percentage points."
+)
+
+
+def _draft(**fields: Any) -> PaperDraft:
+    base: dict[str, Any] = {"tasks": ["long-context retrieval"], "methods": [],
+                            "benchmarks": [], "gains": [], "types": ["method"]}
+    return PaperDraft.model_validate({**base, **fields})
+
+
+def test_sentences_do_not_end_at_abbreviations_or_decimals() -> None:
+    spans = sentence_spans(TEXT)
+    sentences = [TEXT[a:b] for a, b in spans]
+    assert len(sentences) == 4
+    assert sentences[1].startswith("We introduce") and sentences[1].endswith("contracts.")
+    assert all(TEXT[a:b] == TEXT[a:b].strip() for a, b in spans)
+
+
+def test_names_are_found_with_their_sentence_as_evidence() -> None:
+    assembled = assemble(_draft(methods=["SpanSearch"], benchmarks=[
+        {"name": "LegalBench", "new": False}, {"name": "ContractQA", "new": True}]), TEXT)
+    method = assembled.extraction.methods[0]
+    assert method.name == "SpanSearch" and method.aliases == []
+    assert method.expansion is None  # 'Span-Level Search' is an expansion of a non-acronym
+    spot = assembled.found["methods"][0]
+    assert spot is not None and TEXT[spot.start:spot.end] == "SpanSearch"
+    assert TEXT[spot.sentence[0]:spot.sentence[1]] == method.evidence
+    assert [(b.name, b.introduced) for b in assembled.extraction.benchmarks] == [
+        ("LegalBench", False), ("ContractQA", True)]
+    assert assembled.rejected == []
+
+
+def test_names_not_in_the_abstract_or_descriptions_are_dropped_and_said() -> None:
+    assembled = assemble(_draft(methods=["SpanFinder", "a retriever", "SpanSearch", "spansearch"],
+                                benchmarks=[{"name": "MMLU", "new": False}]), TEXT)
+    assert [m.name for m in assembled.extraction.methods] == ["SpanSearch"]
+    assert assembled.extraction.benchmarks == []
+    reasons = " | ".join(assembled.rejected)
+    assert "'SpanFinder': not in the abstract" in reasons
+    assert "'a retriever': a description" in reasons
+    assert "'MMLU': not in the abstract" in reasons
+
+
+def test_new_flag_needs_a_creation_cue() -> None:
+    assembled = assemble(_draft(benchmarks=[{"name": "LegalBench", "new": True}]), TEXT)
+    assert assembled.extraction.benchmarks[0].introduced is False
+
+
+def test_gain_values_and_units_come_from_the_abstract() -> None:
+    assembled = assemble(_draft(gains=[
+        {"value": "7.5", "metric": "recall", "vs": "BM25"},
+        {"value": "3", "metric": "speed"},
+        {"value": "61.2", "metric": "F1", "on": "ContractQA"},
+        {"value": "2", "metric": "gains"},
+        {"value": "99", "metric": "invented"},
+        {"value": "7", "metric": "model size"},
+    ]), TEXT)
+    gains = assembled.extraction.claimed_gains
+    assert [(g.value, g.unit) for g in gains] == [(7.5, "%"), (3.0, "x"), (61.2, "absolute"),
+                                                 (2.0, "pp")]
+    assert gains[1].kind == "efficiency" and gains[0].kind == "improvement"
+    assert all(g.evidence in TEXT for g in gains)
+    assert sum("not in the abstract" in r for r in assembled.rejected) == 2
+
+
+def test_numbers_offered_to_the_grammar_leave_out_names_sizes_and_years() -> None:
+    assert result_numbers(TEXT) == ["7.5", "3", "61.2", "2"]
+
+
+def test_unfound_task_is_kept_flagged() -> None:
+    assembled = assemble(_draft(tasks=["protein folding"]), TEXT)
+    assert assembled.extraction.tasks[0].name == "protein folding"
+    assert assembled.found["tasks"][0] is None
+    alignment = assembled.alignment("tasks", 0)
+    assert alignment is not None and alignment.status == "none"
+
+
+@given(st.lists(st.sampled_from(["SpanSearch", "LegalBench", "ContractQA", "BM25", "x"]),
+                max_size=4))
+def test_every_stored_item_slices_back_to_its_evidence(names: list[str]) -> None:
+    assembled = assemble(_draft(methods=names, benchmarks=[
+        {"name": n, "new": False} for n in names[:2]]), TEXT)
+    for field_name in ("tasks", "methods", "benchmarks", "claimed_gains"):
+        items = getattr(assembled.extraction, field_name)
+        for index, item in enumerate(items):
+            alignment = assembled.alignment(field_name, index)
+            assert alignment is not None
+            if alignment.char_start is not None:
+                assert TEXT[alignment.char_start:alignment.char_end] == item.evidence

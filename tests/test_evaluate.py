@@ -1,0 +1,154 @@
+"""The evaluation harness: name and number matching, and scoring a stored run against a
+hand-written gold file (the answers here come from a hand-written fake endpoint)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from extract.app import RunSettings, compare_runs, evaluate_run, paper_ids_from, run_inputs
+from extract.cli import cli
+from extract.evaluate import (
+    GoldError,
+    _forms,
+    load_gold,
+    match_one_to_one,
+    metrics_agree,
+    name_key,
+    names_match,
+)
+from extract.ingest import paper_id_for
+from extract.llm import Endpoint
+from tests.conftest import ScriptedServer, ok
+
+ABSTRACT = (
+    "We propose Nested Causal Thompson Sampling (NCTS) for contextual bandits. On the "
+    "OpenBandit benchmark and our new BanditArena suite, NCTS lowers regret by 12.5% and "
+    "is 3x faster than LinUCB, reaching 0.91 AUC."
+)
+GOLD_PAPER = {
+    "paper_id": paper_id_for(ABSTRACT),
+    "contribution_types": ["method", "benchmark"],
+    "tasks": ["contextual bandits"],
+    "methods": [{"name": "NCTS", "aliases": ["Nested Causal Thompson Sampling"]}],
+    "benchmarks": [{"name": "OpenBandit", "introduced": False},
+                   {"name": "BanditArena", "introduced": True}],
+    "gains": [{"metric": "regret", "value": 12.5, "unit": "%"},
+              {"metric": "speed", "value": 3, "unit": "x"},
+              {"metric": "AUC", "value": 0.91, "unit": "absolute"}],
+}
+ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="gpt-4o-mini", mode="json")
+
+
+def test_name_matching_ignores_case_markup_generic_words_and_pairs_acronyms() -> None:
+    assert name_key(r"\textbf{SpanSearch} framework") == "spansearch"
+    assert names_match(_forms("the BanditArena benchmark"), _forms("BanditArena"))
+    assert names_match(_forms("Nested Causal Thompson Sampling (NCTS)"), _forms("NCTS"))
+    assert names_match(_forms("Span-RAG"), _forms("SpanRAG"))
+    assert not names_match(_forms("NCTS"), _forms("LinUCB"))
+
+
+def test_matching_is_one_to_one() -> None:
+    pairs = match_one_to_one(["a", "a", "b"], ["a", "b"], lambda p, g: p == g)
+    assert pairs == [(0, 0), (2, 1)]  # the repeated 'a' is a false positive
+
+
+def test_metrics_agree_softly() -> None:
+    assert metrics_agree("top-1 accuracy", "accuracy")
+    assert metrics_agree("regret reduction", "regret")
+    assert not metrics_agree("FID", "accuracy")
+
+
+def _gold_file(tmp_path: Path, papers: list[dict[str, Any]]) -> Path:
+    path = tmp_path / "gold.json"
+    path.write_text(json.dumps({"format": "papersift-gold/1", "papers": papers}),
+                    encoding="utf-8")
+    return path
+
+
+def _run(tmp_path: Path, draft: dict[str, Any]) -> tuple[Path, str]:
+    corpus = tmp_path / "one.txt"
+    corpus.write_text(f"Test Papers\n\n{ABSTRACT}\n", encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    server = ScriptedServer([ok(draft, prompt_tokens=1000, completion_tokens=50)])
+    _, summary = run_inputs([str(corpus)], RunSettings(db=db, use_cache=False),
+                            transport=server.transport(), endpoint=ENDPOINT)
+    return db, summary.run_id
+
+
+def test_scores_a_stored_run(tmp_path: Path) -> None:
+    draft = {
+        "tasks": ["contextual bandits"],
+        "methods": ["NCTS", "LinUCB"],  # one right, one a baseline
+        "benchmarks": [{"name": "OpenBandit", "new": True}, {"name": "BanditArena", "new": True}],
+        "gains": [{"value": "12.5", "metric": "regret"}, {"value": "3", "metric": "accuracy"}],
+        "types": ["method"],
+    }
+    db, run_id = _run(tmp_path, draft)
+    evaluation = evaluate_run(db, _gold_file(tmp_path, [GOLD_PAPER]))
+    m = evaluation.metrics
+    assert evaluation.run_id == run_id
+    assert (m["methods"]["tp"], m["methods"]["fp"], m["methods"]["fn"]) == (1, 1, 0)
+    assert m["benchmarks"]["f1"] == 1.0
+    assert m["benchmark_introduced_accuracy"] == 1.0  # 'new' on OpenBandit lacks a cue
+    assert (m["gains_value"]["tp"], m["gains_value"]["fn"]) == (2, 1)
+    assert m["gains_value_metric"]["tp"] == 1  # '3' is speed, not accuracy
+    assert m["contribution_types"]["primary_accuracy"] == 1.0
+    assert m["tasks_soft_f1"] == 1.0
+    assert m["grounding_rate"] == 1.0 and m["gains_with_numbers_not_in_abstract"] == 0
+    assert m["tokens_per_paper"] == {"prompt": 1000.0, "completion": 50.0}
+    assert m["cost_usd_per_1000_papers"] == pytest.approx((1000 * 0.15 + 50 * 0.60) / 1000)
+    assert m["latency_s"]["papers_timed"] == 1
+    stored = run_stored_evals(db)
+    assert stored == [(run_id, 1)]
+
+
+def run_stored_evals(db: Path) -> list[tuple[str, int]]:
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        return [(str(r[0]), int(r[1])) for r in
+                con.execute("SELECT run_id, gold_papers FROM evals").fetchall()]
+
+
+def test_compare_and_cli_json(tmp_path: Path) -> None:
+    db, run_id = _run(tmp_path, {"tasks": ["bandits"], "methods": [], "benchmarks": [],
+                                 "gains": [], "types": ["theory"]})
+    gold = _gold_file(tmp_path, [GOLD_PAPER])
+    both = compare_runs(db, gold, [run_id, run_id])
+    assert both[0].metrics["methods"] == both[1].metrics["methods"]
+    assert both[0].metrics["methods"]["recall"] == 0.0
+    result = CliRunner().invoke(cli, ["eval", "--gold", str(gold), "--db", str(db),
+                                      "--format", "json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.output)
+    assert printed[0]["run_id"] == run_id and printed[0]["metrics"]["papers"] == 1
+    table = CliRunner().invoke(cli, ["eval", "--gold", str(gold), "--db", str(db),
+                                     "--compare", run_id, run_id])
+    assert table.exit_code == 0 and "methods F1" in table.output
+
+
+def test_bad_gold_files_are_named(tmp_path: Path) -> None:
+    missing = tmp_path / "none.json"
+    with pytest.raises(GoldError, match="no gold file"):
+        load_gold(missing)
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text('{"format": "other"}', encoding="utf-8")
+    with pytest.raises(GoldError, match=r"wrong\.json"):
+        load_gold(wrong)
+    twice = _gold_file(tmp_path, [GOLD_PAPER, GOLD_PAPER])
+    with pytest.raises(GoldError, match="appears twice"):
+        load_gold(twice)
+    ids = tmp_path / "ids.txt"
+    ids.write_text("sha256:abc\nnot-an-id\n", encoding="utf-8")
+    with pytest.raises(GoldError, match="line 2"):
+        paper_ids_from(ids)
+
+
+def test_bundled_gold_file_loads() -> None:
+    gold = load_gold(Path(__file__).resolve().parent.parent / "bench/gold/neurips-2026.gold.json")
+    assert len(gold.papers) >= 25
