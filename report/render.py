@@ -206,6 +206,7 @@ def render_html(data: ReportData) -> str:
         chart_js_version=chart_js_version(),
         total_tokens=sum(r.prompt_tokens + r.completion_tokens for r in data.overview.runs),
         total_cost=_total_cost(data),
+        all_local=all(run.kind == "local" for run in data.overview.runs),
     )
 
 

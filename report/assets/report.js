@@ -105,7 +105,8 @@
       options: {
         indexAxis: "y",
         plugins: { legend: { display: false } },
-        scales: { x: { beginAtZero: true, ticks: { precision: 0 } } },
+        scales: { x: { beginAtZero: true, ticks: { precision: 0 } },
+                  y: { ticks: { autoSkip: false } } },
         onClick: function (event, elements) {
           if (elements.length && onPick) { onPick(rows[elements[0].index]); }
         },
@@ -136,7 +137,7 @@
       options: {
         indexAxis: "y",
         scales: { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } },
-                  y: { stacked: true } },
+                  y: { stacked: true, ticks: { autoSkip: false } } },
         plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } } },
       },
     }),
