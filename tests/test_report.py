@@ -335,3 +335,22 @@ def test_hostile_text_is_shown_as_text_never_run(hostile_db: Path) -> None:
     assert "quote not found in the abstract" in html
     assert "the number 99 is not in its quote" in html
 
+
+
+def test_a_paper_without_extraction_gets_a_card_that_says_why(tmp_path: Path) -> None:
+    from tests.fakes import FakeModel
+
+    source = tmp_path / "two.txt"
+    source.write_text("Test 2026 Papers\n\nA short abstract that fits.\n\n" + "long " * 100,
+                      encoding="utf-8")
+    db = tmp_path / "two.duckdb"
+    run_inputs([str(source)], RunSettings(db=db, max_chars=200),
+               transport=FakeModel().transport(),
+               endpoint=Endpoint(base_url="http://fake.test/v1", model="fake", mode="json"))
+    data = load_report(db)
+    assert (data.overview.papers, data.overview.extracted) == (2, 1)
+    (missing,) = [card for card in data.papers if card.extraction is None]
+    assert missing.failure is not None and "too_long" in missing.failure
+    html = render_html(data)
+    assert "not extracted: ingest · too_long" in html
+    assert "".join(t for t, _ in _parse(html).abstracts[missing.paper_id]) == missing.text
