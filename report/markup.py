@@ -55,6 +55,7 @@ class Span:
     field: str
     key: str
     mark: str = ""  # "" or a flag shown on the span, e.g. "fuzzy", "unverified"
+    label: str = ""  # what the item says, for the reader
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def segments(text: str, spans: list[Span], markup: Markup | None = None) -> list
     markup = find_markup(text) if markup is None else markup
     size = len(text)
     clipped = [s for s in (
-        Span(max(0, s.start), min(size, s.end), s.field, s.key, s.mark) for s in spans
+        Span(max(0, s.start), min(size, s.end), s.field, s.key, s.mark, s.label) for s in spans
     ) if s.start < s.end]
     cuts = {0, size}
     for start, end in markup.hidden:

@@ -55,7 +55,8 @@ def span_mark(item: Item) -> str:
 
 def evidence_spans(card: PaperCard) -> list[Span]:
     """The spans to highlight: every item whose quote code located in the abstract."""
-    return [Span(item.char_start, item.char_end, item.field, item.key, span_mark(item))
+    return [Span(item.char_start, item.char_end, item.field, item.key, span_mark(item),
+                 f"{item.field}: {item.label}")
             for item in card.items
             if item.located and item.char_start is not None and item.char_end is not None]
 
@@ -78,7 +79,8 @@ def abstract_html(card: PaperCard) -> Markup:
                 classes.append("hl-multi")
             classes += sorted({f"hl-{span.mark}" for span in segment.spans if span.mark})
             keys = " ".join(span.key for span in segment.spans)
-            attributes = (f' data-items="{escape(keys)}"'
+            says = "; ".join(span.label for span in segment.spans)
+            attributes = (f' data-items="{escape(keys)}" title="{escape(says)}"'
                           f' data-start="{segment.start}" data-end="{segment.end}"')
         if not classes:
             parts.append(str(text))

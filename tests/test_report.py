@@ -331,6 +331,8 @@ def test_hostile_text_is_shown_as_text_never_run(hostile_db: Path) -> None:
               if text == 'alert("x")</script>']
     assert shared and set(shared[0]["data-items"].split()) == {"task-0", "method-0"}
     assert "hl-multi" in shared[0]["class"]
+    assert shared[0]["title"] == ("task: </script><script>alert(2)</script>; "
+                                  'method: "><img src=x onerror=alert(3)>')
     # Unfound and unverified items are marked.
     assert "quote not found in the abstract" in html
     assert "the number 99 is not in its quote" in html
