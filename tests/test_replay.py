@@ -10,32 +10,17 @@ from pathlib import Path
 import pytest
 
 from extract.app import RunSettings, run_inputs
-from extract.llm import Endpoint
 from extract.recording import MissingRecordingError, Recording, ReplayTransport
 from prompts import load_prompt
 from schemas import schema_version
 from tests.conftest import CORPUS, CORPUS_RECORDING
+from tests.corpus_warehouse import recorded_endpoint
 from warehouse.query import run_sql
 
 
 @pytest.fixture(scope="module")
 def recording() -> Recording:
     return Recording.load(CORPUS_RECORDING)
-
-
-def _endpoint(recording: Recording) -> Endpoint:
-    described = recording.meta["endpoint"]
-    return Endpoint(
-        base_url="http://127.0.0.1:1/v1",  # never contacted: the replay answers
-        model=described["model"],
-        mode=described["mode"],
-        temperature=described["temperature"],
-        max_tokens=described["max_tokens"],
-        seed=described["seed"],
-        constrain_json=described["constrain_json"],
-        kind=described["kind"],
-        identity=recording.meta["endpoint_identity"],
-    )
 
 
 def test_recording_says_where_it_came_from(recording: Recording) -> None:
@@ -58,7 +43,7 @@ def test_corpus_replay_stores_every_paper_then_rerun_is_free(
     replay = ReplayTransport(recording)
     settings = RunSettings(db=db, max_reasks=1)
     _, summary = run_inputs([str(CORPUS)], settings, transport=replay,
-                            endpoint=_endpoint(recording))
+                            endpoint=recorded_endpoint(recording))
     assert replay.missing == [], "requests without a recording: re-record with `make record`"
     assert summary.n_abstracts == 63
     assert summary.n_extracted + summary.n_failed == 63
@@ -80,7 +65,7 @@ def test_corpus_replay_stores_every_paper_then_rerun_is_free(
 
     rerun = ReplayTransport(recording)
     _, second = run_inputs([str(CORPUS)], settings, transport=rerun,
-                           endpoint=_endpoint(recording))
+                           endpoint=recorded_endpoint(recording))
     assert second.n_cached == summary.n_extracted
     if summary.n_failed == 0:
         assert rerun.requests == 0

@@ -1,0 +1,145 @@
+/* papersift report: filters, hover links between items and their highlights, and the
+   charts (drawn by the inlined Chart.js). Reads only this page; makes no requests. */
+(function () {
+  "use strict";
+
+  var cards = Array.prototype.slice.call(document.querySelectorAll("article.card"));
+  var controls = {
+    search: document.getElementById("search"),
+    task: document.getElementById("filter-task"),
+    benchmark: document.getElementById("filter-benchmark"),
+    type: document.getElementById("filter-type"),
+    numbers: document.getElementById("filter-numbers"),
+    flagged: document.getElementById("filter-flagged"),
+  };
+  var shown = document.getElementById("shown");
+  var noneShown = document.getElementById("none-shown");
+
+  // What each card can be filtered on, read once.
+  var index = cards.map(function (card) {
+    return {
+      card: card,
+      text: card.textContent.toLowerCase(),
+      tasks: JSON.parse(card.dataset.tasks),
+      benchmarks: JSON.parse(card.dataset.benchmarks),
+      types: JSON.parse(card.dataset.types),
+      numbers: card.dataset.numbers === "1",
+      flagged: card.dataset.flagged === "1",
+    };
+  });
+
+  function applyFilters() {
+    var terms = controls.search.value.toLowerCase().split(/\s+/).filter(Boolean);
+    var task = controls.task.value, benchmark = controls.benchmark.value, type = controls.type.value;
+    var visible = 0;
+    index.forEach(function (entry) {
+      var ok = terms.every(function (term) { return entry.text.indexOf(term) !== -1; })
+        && (!task || entry.tasks.indexOf(task) !== -1)
+        && (!benchmark || entry.benchmarks.indexOf(benchmark) !== -1)
+        && (!type || entry.types.indexOf(type) !== -1)
+        && (!controls.numbers.checked || entry.numbers)
+        && (!controls.flagged.checked || entry.flagged);
+      entry.card.hidden = !ok;
+      if (ok) { visible += 1; }
+    });
+    shown.textContent = visible + " of " + cards.length + " papers";
+    noneShown.hidden = visible !== 0;
+  }
+
+  ["input", "change"].forEach(function (event) {
+    Object.keys(controls).forEach(function (name) {
+      controls[name].addEventListener(event, applyFilters);
+    });
+  });
+  document.getElementById("reset").addEventListener("click", function () {
+    controls.search.value = "";
+    controls.task.value = controls.benchmark.value = controls.type.value = "";
+    controls.numbers.checked = controls.flagged.checked = false;
+    applyFilters();
+  });
+  document.getElementById("show-markup").addEventListener("change", function (event) {
+    document.body.classList.toggle("raw-markup", event.target.checked);
+  });
+
+  // Hovering an item outlines its highlighted quote, and the other way round.
+  function focusKey(card, key, on) {
+    card.querySelectorAll("[data-key], [data-items]").forEach(function (element) {
+      var keys = (element.dataset.items || element.dataset.key || "").split(" ");
+      if (keys.indexOf(key) !== -1) { element.classList.toggle("focus", on); }
+    });
+  }
+  cards.forEach(function (card) {
+    card.addEventListener("mouseover", function (event) {
+      var target = event.target.closest(".item[data-key], .hl[data-items]");
+      if (!target) { return; }
+      var key = target.dataset.key || target.dataset.items.split(" ")[0];
+      focusKey(card, key, true);
+      target.addEventListener("mouseleave", function () { focusKey(card, key, false); },
+        { once: true });
+    });
+  });
+
+  // Charts.
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  if (typeof window.Chart === "undefined") { return; }
+  var Chart = window.Chart;
+  Chart.defaults.animation = false;
+  Chart.defaults.maintainAspectRatio = false;
+  Chart.defaults.font.size = 11;
+  var colours = { task: "#2563eb", method: "#c2410c", benchmark: "#15803d", gain: "#7e22ce" };
+
+  function selectFilter(select, value) {
+    select.value = value;
+    applyFilters();
+    document.getElementById("papers").scrollIntoView();
+  }
+
+  function barChart(id, rows, colour, onPick) {
+    return new Chart(document.getElementById(id), {
+      type: "bar",
+      data: {
+        labels: rows.map(function (row) { return row[0]; }),
+        datasets: [{ label: "papers", data: rows.map(function (row) { return row[1]; }),
+                     backgroundColor: colour }],
+      },
+      options: {
+        indexAxis: "y",
+        plugins: { legend: { display: false } },
+        scales: { x: { beginAtZero: true, ticks: { precision: 0 } },
+                  y: { ticks: { autoSkip: false } } },
+        onClick: function (event, elements) {
+          if (elements.length && onPick) { onPick(rows[elements[0].index]); }
+        },
+      },
+    });
+  }
+
+  window.papersiftCharts = [
+    barChart("chart-types", data.contributionTypes, "#475569", function (row) {
+      selectFilter(controls.type, row[2]);
+    }),
+    barChart("chart-tasks", data.tasks, colours.task, function (row) {
+      selectFilter(controls.task, row[2]);
+    }),
+    barChart("chart-benchmarks", data.benchmarks, colours.benchmark, function (row) {
+      selectFilter(controls.benchmark, row[2]);
+    }),
+    new Chart(document.getElementById("chart-gains"), {
+      type: "bar",
+      data: {
+        labels: data.gains.labels,
+        datasets: [
+          { label: "number in its quote", data: data.gains.inQuote, backgroundColor: colours.gain },
+          { label: "number not in its quote", data: data.gains.notInQuote, backgroundColor: "#f87171" },
+          { label: "no number", data: data.gains.noNumber, backgroundColor: "#cbd5e1" },
+        ],
+      },
+      options: {
+        indexAxis: "y",
+        scales: { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } },
+                  y: { stacked: true, ticks: { autoSkip: false } } },
+        plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } } },
+      },
+    }),
+  ];
+})();

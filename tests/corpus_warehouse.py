@@ -1,0 +1,38 @@
+"""A realistic warehouse for tests and benches: the bundled corpus run through the real
+openai + instructor code, answered by the REAL recorded responses of the local model
+(tests/recordings/), offline. Building one takes a few seconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from extract.app import RunSettings, run_inputs
+from extract.llm import Endpoint
+from extract.pipeline import RunSummary
+from extract.recording import Recording, ReplayTransport
+from tests.conftest import CORPUS, CORPUS_RECORDING
+
+
+def recorded_endpoint(recording: Recording) -> Endpoint:
+    """The endpoint a recording was made with (its URL is never contacted)."""
+    described = recording.meta["endpoint"]
+    return Endpoint(
+        base_url="http://127.0.0.1:1/v1",
+        model=described["model"],
+        mode=described["mode"],
+        temperature=described["temperature"],
+        max_tokens=described["max_tokens"],
+        seed=described["seed"],
+        constrain_json=described["constrain_json"],
+        kind=described["kind"],
+        identity=recording.meta["endpoint_identity"],
+    )
+
+
+def replay_corpus(db: Path) -> RunSummary:
+    """Fill ``db`` with the bundled corpus, answered by the recording."""
+    recording = Recording.load(CORPUS_RECORDING)
+    _, summary = run_inputs([str(CORPUS)], RunSettings(db=db, max_reasks=1),
+                            transport=ReplayTransport(recording),
+                            endpoint=recorded_endpoint(recording))
+    return summary

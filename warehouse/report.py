@@ -1,0 +1,457 @@
+"""What the review report shows, read from a warehouse: one card per paper and an overview.
+
+Everything here is plain data (no HTML). Each paper's items come from its latest
+extraction; the overview's counts are aggregated in Python from those same cards, so the
+page never shows a number that disagrees with the cards under it.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from warehouse.db import WarehouseError, connect
+
+FIELDS = ("task", "method", "benchmark", "gain")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One extracted item of a paper, with its quote and where code found it."""
+
+    field: str  # task / method / benchmark / gain
+    idx: int
+    name: str  # the gain's metric, or the task's, method's or benchmark's name
+    details: tuple[tuple[str, str], ...]
+    evidence: str
+    char_start: int | None
+    char_end: int | None
+    alignment: str  # exact / normalized / fuzzy / none
+    align_score: float | None
+    value: float | None = None  # gains only
+    unit: str | None = None  # gains only
+    value_in_evidence: bool | None = None  # gains only
+    introduced: bool | None = None  # benchmarks only: the paper introduces it
+
+    @property
+    def key(self) -> str:
+        return f"{self.field}-{self.idx}"
+
+    @property
+    def label(self) -> str:
+        """The name, and for a gain its value and unit when it has one."""
+        if self.value is None:
+            return self.name
+        return f"{self.name} {self.value:g}" + (f" {self.unit}" if self.unit else "")
+
+    @property
+    def located(self) -> bool:
+        """Code found the quote in the abstract (so it can be highlighted)."""
+        return self.alignment != "none" and self.char_start is not None \
+            and self.char_end is not None
+
+    @property
+    def number_unverified(self) -> bool:
+        """A claimed number that does not occur in its own quote."""
+        return self.value is not None and self.value_in_evidence is False
+
+    @property
+    def flagged(self) -> bool:
+        return not self.located or self.number_unverified
+
+
+@dataclass(frozen=True)
+class Source:
+    file: str
+    position: int
+    line: int | None
+    collection: str | None
+    venue: str | None
+    year: int | None
+    title: str | None
+
+
+@dataclass(frozen=True)
+class Extraction:
+    extraction_id: str
+    model: str | None
+    mode: str | None
+    prompt_version: str | None
+    schema_version: str | None
+    lenient: bool
+    asks: int | None
+
+
+@dataclass(frozen=True)
+class PaperCard:
+    paper_id: str
+    text: str
+    sources: tuple[Source, ...]
+    extraction: Extraction | None
+    contribution_types: tuple[str, ...] = ()
+    items: tuple[Item, ...] = ()
+    failure: str | None = None  # why there is no extraction, when there is none
+
+    def of(self, kind: str) -> tuple[Item, ...]:
+        return tuple(item for item in self.items if item.field == kind)
+
+    @property
+    def title(self) -> str | None:
+        """The title an input gave (the text corpus has none)."""
+        return next((source.title for source in self.sources if source.title), None)
+
+    @property
+    def headline(self) -> str:
+        """The title, else the first proposed method, else the opening words."""
+        if self.title:
+            return self.title
+        methods = self.of("method")
+        if methods:
+            expansion = dict(methods[0].details).get("expansion")
+            return methods[0].name + (f" ({expansion})" if expansion else "")
+        words = self.text.split()
+        return " ".join(words[:12]) + (" …" if len(words) > 12 else "")
+
+    @property
+    def has_numbers(self) -> bool:
+        return any(item.value is not None for item in self.of("gain"))
+
+    @property
+    def flagged(self) -> tuple[Item, ...]:
+        return tuple(item for item in self.items if item.flagged)
+
+    @property
+    def collections(self) -> tuple[str, ...]:
+        return tuple(sorted({s.collection for s in self.sources if s.collection}))
+
+
+@dataclass(frozen=True)
+class Count:
+    """A name and the number of papers it occurs in."""
+
+    label: str
+    papers: int
+
+
+@dataclass(frozen=True)
+class GainGroup:
+    """Claimed gains sharing a metric and unit."""
+
+    metric: str
+    unit: str | None
+    claims: int
+    papers: int
+    with_value: int
+    value_in_quote: int
+    values: tuple[float, ...]
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.values) if self.values else None
+
+
+@dataclass(frozen=True)
+class Versions:
+    """Model and versions that produced the shown extractions, with their paper count."""
+
+    model: str | None
+    mode: str | None
+    prompt_version: str | None
+    schema_version: str | None
+    papers: int
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million prompt and completion tokens, for pricing remote runs."""
+
+    prompt_per_million: float
+    completion_per_million: float
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    started: datetime
+    finished: datetime | None
+    status: str
+    endpoint: str | None
+    kind: str | None  # local / openai / compatible (from the run's params)
+    model: str | None
+    mode: str | None
+    prompt_version: str | None
+    schema_version: str | None
+    papersift_version: str | None
+    n_abstracts: int
+    n_extracted: int
+    n_cached: int
+    n_failed: int
+    prompt_tokens: int
+    completion_tokens: int
+    requests: int
+    reasks: int
+
+    @property
+    def seconds(self) -> float | None:
+        return (self.finished - self.started).total_seconds() if self.finished else None
+
+    def cost_usd(self, price: Price | None) -> float | None:
+        """Money spent on tokens: 0 for the local model, None when no price is known."""
+        if self.kind == "local":
+            return 0.0
+        if price is None:
+            return None
+        return (self.prompt_tokens * price.prompt_per_million
+                + self.completion_tokens * price.completion_per_million) / 1e6
+
+
+@dataclass(frozen=True)
+class Overview:
+    papers: int
+    extracted: int
+    occurrences: int
+    files: tuple[str, ...]
+    collections: tuple[Count, ...]
+    contribution_types: tuple[Count, ...]
+    top_tasks: tuple[Count, ...]
+    top_benchmarks: tuple[Count, ...]
+    new_benchmarks: tuple[Count, ...]
+    gains: tuple[GainGroup, ...]
+    versions: tuple[Versions, ...]
+    runs: tuple[RunInfo, ...]
+    items: int
+    items_not_located: int
+    numbers_unverified: int
+    lenient: int
+
+
+@dataclass(frozen=True)
+class ReportData:
+    db_path: str
+    generated: datetime
+    overview: Overview
+    papers: tuple[PaperCard, ...]
+    price: Price | None = None
+
+
+def normalise_name(name: str) -> str:
+    """The key names are grouped by: case-folded, inner whitespace collapsed."""
+    return re.sub(r"\s+", " ", name).strip().casefold()
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
+    cursor = con.execute(sql)
+    columns = [d[0] for d in cursor.description]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _details(row: dict[str, Any], names: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """(name, text) of the row's optional fields that have a value."""
+    found = []
+    for name in names:
+        value = row.get(name)
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        if value not in (None, ""):
+            found.append((name, str(value)))
+    return tuple(found)
+
+
+# The view each field's items are read from (the latest extraction of each paper).
+_VIEWS = {"task": "tasks", "method": "methods", "benchmark": "benchmarks", "gain": "gains"}
+_DETAILS = {
+    "task": (),
+    "method": ("expansion", "aliases"),
+    "benchmark": ("kind",),
+    "gain": ("kind", "baseline", "dataset"),
+}
+
+
+def _item(kind: str, row: dict[str, Any]) -> Item:
+    return Item(
+        field=kind,
+        idx=int(row["idx"]),
+        name=str(row["metric"] if kind == "gain" else row["name"]),
+        details=_details(row, _DETAILS[kind]),
+        evidence=str(row["evidence"]),
+        char_start=row["char_start"],
+        char_end=row["char_end"],
+        alignment=str(row["alignment"]),
+        align_score=row["align_score"],
+        value=row.get("value") if kind == "gain" else None,
+        unit=row.get("unit") if kind == "gain" else None,
+        value_in_evidence=row.get("value_in_evidence") if kind == "gain" else None,
+        introduced=row.get("introduced") if kind == "benchmark" else None,
+    )
+
+
+def load_cards(con: duckdb.DuckDBPyConnection) -> list[PaperCard]:
+    """Every paper, in order of first occurrence, with its latest extraction's items."""
+    papers = _rows(con, """
+        SELECT p.paper_id, p.text, l.extraction_id, l.model, l.mode, l.prompt_version,
+               l.schema_version, l.lenient, l.asks,
+               (SELECT min(s.file || chr(0) || lpad(CAST(s.position AS VARCHAR), 9, '0'))
+                FROM sources s WHERE s.paper_id = p.paper_id) AS first_place
+        FROM papers p LEFT JOIN latest_extractions l USING (paper_id)
+        ORDER BY first_place NULLS LAST, p.paper_id
+    """)
+    sources: dict[str, list[Source]] = defaultdict(list)
+    for row in _rows(con, "SELECT * FROM sources ORDER BY file, position"):
+        sources[row["paper_id"]].append(Source(
+            file=row["file"], position=row["position"], line=row["line"],
+            collection=row["collection"], venue=row["venue"], year=row["year"],
+            title=row["title"]))
+    types: dict[str, list[str]] = defaultdict(list)
+    for row in _rows(con, "SELECT extraction_id, type FROM contribution_types ORDER BY idx"):
+        types[row["extraction_id"]].append(row["type"])
+    items: dict[str, list[Item]] = defaultdict(list)
+    for kind in FIELDS:
+        for row in _rows(con, f"SELECT * FROM {_VIEWS[kind]} ORDER BY extraction_id, idx"):
+            items[row["extraction_id"]].append(_item(kind, row))
+    failures = {row["paper_id"]: f"{row['stage']} · {row['reason']}: {row['detail'] or ''}"
+                for row in _rows(con, """
+        SELECT paper_id, stage, reason, detail FROM failures WHERE paper_id IS NOT NULL
+        QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY created DESC) = 1
+    """)}
+    cards = []
+    for row in papers:
+        extraction_id = row["extraction_id"]
+        extraction = None if extraction_id is None else Extraction(
+            extraction_id=extraction_id, model=row["model"], mode=row["mode"],
+            prompt_version=row["prompt_version"], schema_version=row["schema_version"],
+            lenient=bool(row["lenient"]), asks=row["asks"])
+        cards.append(PaperCard(
+            paper_id=row["paper_id"],
+            text=row["text"],
+            sources=tuple(sources[row["paper_id"]]),
+            extraction=extraction,
+            contribution_types=tuple(types.get(extraction_id or "", ())),
+            items=tuple(items.get(extraction_id or "", ())),
+            failure=None if extraction else failures.get(row["paper_id"]),
+        ))
+    return cards
+
+
+def load_runs(con: duckdb.DuckDBPyConnection) -> list[RunInfo]:
+    """Every run, oldest first, with the HTTP requests and re-asks it made."""
+    rows = _rows(con, """
+        SELECT r.*, json_extract_string(r.params, '$.kind') AS kind,
+               (SELECT count(*) FROM calls c WHERE c.run_id = r.run_id) AS requests,
+               (SELECT count(*) FROM calls c WHERE c.run_id = r.run_id AND c.ask > 1) AS reasks
+        FROM runs r ORDER BY r.started, r.run_id
+    """)
+    return [RunInfo(
+        run_id=row["run_id"], started=row["started"], finished=row["finished"],
+        status=row["status"], endpoint=row["endpoint"], kind=row["kind"], model=row["model"],
+        mode=row["mode"], prompt_version=row["prompt_version"],
+        schema_version=row["schema_version"], papersift_version=row["papersift_version"],
+        n_abstracts=row["n_abstracts"] or 0, n_extracted=row["n_extracted"] or 0,
+        n_cached=row["n_cached"] or 0, n_failed=row["n_failed"] or 0,
+        prompt_tokens=row["prompt_tokens"] or 0,
+        completion_tokens=row["completion_tokens"] or 0,
+        requests=row["requests"], reasks=row["reasks"],
+    ) for row in rows]
+
+
+def _count_names(names_per_paper: Iterable[Iterable[str]], top: int | None) -> tuple[Count, ...]:
+    """Papers per name (grouped by normalise_name, shown in its most common spelling)."""
+    papers: Counter[str] = Counter()
+    spellings: dict[str, Counter[str]] = defaultdict(Counter)
+    for names in names_per_paper:
+        seen = set()
+        for name in names:
+            key = normalise_name(name)
+            spellings[key][name] += 1
+            if key not in seen:
+                seen.add(key)
+                papers[key] += 1
+    ranked = sorted(papers.items(), key=lambda pair: (-pair[1], pair[0]))
+    if top is not None:
+        ranked = ranked[:top]
+    return tuple(Count(spellings[key].most_common(1)[0][0], n) for key, n in ranked)
+
+
+def _gain_groups(cards: Iterable[PaperCard]) -> tuple[GainGroup, ...]:
+    grouped: dict[tuple[str, str], list[tuple[str, Item]]] = defaultdict(list)
+    for card in cards:
+        for item in card.of("gain"):
+            grouped[normalise_name(item.name), normalise_name(item.unit or "")].append(
+                (card.paper_id, item))
+    groups = []
+    for members in grouped.values():
+        metric = Counter(item.name for _, item in members).most_common(1)[0][0]
+        unit = Counter(item.unit for _, item in members).most_common(1)
+        values = tuple(sorted(item.value for _, item in members if item.value is not None))
+        groups.append(GainGroup(
+            metric=metric, unit=unit[0][0], claims=len(members),
+            papers=len({paper for paper, _ in members}),
+            with_value=len(values),
+            value_in_quote=sum(1 for _, item in members if item.value_in_evidence),
+            values=values,
+        ))
+    groups.sort(key=lambda g: (-g.claims, -g.with_value, normalise_name(g.metric)))
+    return tuple(groups)
+
+
+def summarise(cards: list[PaperCard], runs: list[RunInfo], top: int | None = 10) -> Overview:
+    """The overview of a set of cards (and the runs that made them); ``top`` caps the
+    task and benchmark rankings (None: all)."""
+    extracted = [card for card in cards if card.extraction]
+    versions: Counter[tuple[str | None, str | None, str | None, str | None]] = Counter(
+        (c.extraction.model, c.extraction.mode, c.extraction.prompt_version,
+         c.extraction.schema_version)
+        for c in extracted if c.extraction
+    )
+    collections: Counter[str] = Counter()
+    for card in cards:
+        collections.update(card.collections)
+    all_items = [item for card in cards for item in card.items]
+    return Overview(
+        papers=len(cards),
+        extracted=len(extracted),
+        occurrences=sum(len(card.sources) for card in cards),
+        files=tuple(sorted({s.file for card in cards for s in card.sources})),
+        collections=tuple(Count(name, n) for name, n in sorted(
+            collections.items(), key=lambda pair: (-pair[1], pair[0]))),
+        contribution_types=_count_names((c.contribution_types for c in cards), None),
+        top_tasks=_count_names(([i.name for i in c.of("task")] for c in cards), top),
+        top_benchmarks=_count_names(
+            ([i.name for i in c.of("benchmark")] for c in cards), top),
+        new_benchmarks=_count_names(
+            ([i.name for i in c.of("benchmark") if i.introduced]
+             for c in cards), None),
+        gains=_gain_groups(cards),
+        versions=tuple(Versions(*key, papers=n) for key, n in versions.most_common()),
+        runs=tuple(runs),
+        items=len(all_items),
+        items_not_located=sum(1 for item in all_items if not item.located),
+        numbers_unverified=sum(1 for item in all_items if item.number_unverified),
+        lenient=sum(1 for c in extracted if c.extraction and c.extraction.lenient),
+    )
+
+
+def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = None) -> ReportData:
+    """Read everything the report shows from a warehouse, without changing it."""
+    con = connect(db_path, read_only=True)
+    try:
+        cards = load_cards(con)
+        runs = load_runs(con)
+    except duckdb.Error as error:
+        raise WarehouseError(f"cannot read the report's data from {db_path}: {error}") from error
+    finally:
+        con.close()
+    return ReportData(
+        db_path=str(db_path),
+        generated=datetime.now().replace(microsecond=0),
+        overview=summarise(cards, runs, top=top),
+        papers=tuple(cards),
+        price=price,
+    )
