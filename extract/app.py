@@ -172,16 +172,19 @@ def extract_stored(
 
 
 
-def evaluate_run(db: Path, gold_file: Path, run_id: str | None = None) -> Evaluation:
-    """Score a run (default: the latest on the gold papers) against a gold file; stored."""
-    gold = load_gold(gold_file)
+def evaluate_run(db: Path, gold_file: Path, run_id: str | None = None,
+                 only: Sequence[str] | None = None) -> Evaluation:
+    """Score a run (default: the latest on the gold papers) against a gold file; stored.
+    ``only`` restricts the gold file to those paper ids."""
+    gold = load_gold(gold_file, only)
     with Warehouse(db) as warehouse:
         return evaluate(warehouse.con, gold, run_id)
 
 
-def compare_runs(db: Path, gold_file: Path, run_ids: Sequence[str]) -> list[Evaluation]:
+def compare_runs(db: Path, gold_file: Path, run_ids: Sequence[str],
+                 only: Sequence[str] | None = None) -> list[Evaluation]:
     """Score several runs on the same gold file, for a side-by-side table."""
-    gold = load_gold(gold_file)
+    gold = load_gold(gold_file, only)
     with Warehouse(db) as warehouse:
         return [evaluate(warehouse.con, gold, run_id) for run_id in run_ids]
 

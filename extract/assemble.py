@@ -25,10 +25,10 @@ from schemas import (
     Task,
 )
 from schemas.numbers import number_spans, numbers_in
-from schemas.paper import MAX_EVIDENCE_CHARS
+from schemas.paper import MAX_EVIDENCE_CHARS, ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/1"
+ASSEMBLY_VERSION = "assemble/2"
 
 _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[$\\*A-Z0-9])")
@@ -53,6 +53,20 @@ _UNIT_AFTER = (
     (re.compile(r"^\s*(points?\b|pts\b)", re.I), "points"),
     (re.compile(r"^\s*(\$?\\times\$?|×|x\b|times\b|-?fold\b|-times\b)", re.I), "x"),
 )
+_REFERENCE_BEFORE = re.compile(
+    r"\b(theorem|lemma|conjecture|corollary|proposition|definition|assumption|section|"
+    r"figure|fig\.|table|appendix|eq\.|equation|step|stage|level|phase|version|type|"
+    r"order|layer|round)\s*~?$", re.I)
+_NEXT_WORD = re.compile(r"^[\s~]*([a-z][a-z-]{2,})\b")
+# Words that may follow a result's number: units, comparisons, connectives.
+_RESULT_WORDS = frozenset({
+    "points", "point", "percent", "percentage", "pp", "times", "fold", "pts", "and", "the",
+    "for", "with",
+    "over", "than", "while", "across", "compared", "relative", "absolute", "respectively",
+    "vs", "versus", "from", "higher", "lower", "better", "fewer", "less", "more", "faster",
+    "slower", "smaller", "larger", "speedup", "reduction", "improvement", "gain", "gains",
+    "increase", "decrease", "accuracy", "error", "seconds", "hours", "minutes", "ms", "bits",
+})
 _TIMES_BEFORE = re.compile(r"(×|\\times\$?|\bx)\s*$")
 _MAGNITUDE_AFTER = re.compile(r"^\s*(B|M|K|k|billion|million)\b")
 _EFFICIENCY = re.compile(r"speed|faster|latency|throughput|memory|cost|time|compute|flops|"
@@ -191,6 +205,22 @@ def _is_named(text: str, start: int, end: int) -> bool:
     return bool(re.search(r"(\\text\w+\{|\\emph\{|\*\*|\\mathrm\{|\\texttt\{)$", before))
 
 
+def _trim_description(text: str, start: int, end: int) -> tuple[int, int]:
+    """Drop lowercase words around a name ('the public KuaiRand dataset' -> 'KuaiRand'),
+    keeping words joined to it by hyphens."""
+    words = list(re.finditer(r"\S+", text[start:end]))
+
+    def plain(word: str) -> bool:
+        core = word.strip(".,;:()")
+        return core.isalpha() and core.islower()
+
+    while len(words) > 1 and plain(words[0].group()):
+        words.pop(0)
+    while len(words) > 1 and plain(words[-1].group()):
+        words.pop()
+    return start + words[0].start(), start + words[-1].end()
+
+
 # --------------------------------------------------------------------------- fields
 
 
@@ -243,6 +273,7 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         if not _is_named(text, start, end):
             rejected.append(f"method {name!r}: a description, not a name")
             continue
+        start, end = _trim_description(text, start, end)
         surface = text[start:end]
         other = _parenthetical_after(text, end)
         expansion = None
@@ -287,6 +318,10 @@ def _benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
             rejected.append(f"benchmark {item.name!r}: not in the abstract")
             continue
         status, start, end = spot
+        if not _is_named(text, start, end):
+            rejected.append(f"benchmark {item.name!r}: a description, not a name")
+            continue
+        start, end = _trim_description(text, start, end)
         surface = text[start:end]
         sentence = _sentence_of(spans, start, end)
         introduced = _introduced(item, text, sentence, start, end)
@@ -390,8 +425,15 @@ def _locate_number(item: DraftGain, value: float, text: str, spans: list[tuple[i
 
 
 def _not_a_result(text: str, number: float, start: int, end: int) -> bool:
-    """Numbers that name or size things rather than report results: part of a name
-    ('CIFAR-10', 'GPT-4o', 'Recall@10'), a model size ('7B'), a year."""
+    """Numbers that name, count or size things rather than report results: part of a name
+    ('CIFAR-10', 'GPT-4o', 'Recall@10'), a reference ('Theorem 2'), a count ('14 models'),
+    a model size ('7B'), a year."""
+    if _REFERENCE_BEFORE.search(text[max(0, start - 16):start]):
+        return True
+    if number.is_integer() and "." not in text[start:end]:
+        following = _NEXT_WORD.match(text[end:end + 30])
+        if following and following.group(1) not in _RESULT_WORDS:
+            return True
     before = text[max(0, start - 2):start]
     if before[-1:].isalpha() or before[-1:] in ("@", "_", "^") or (
             before[-1:] == "-" and before[:1].isalnum()):
@@ -419,6 +461,21 @@ def _first_number_span(value: str) -> tuple[int, int]:
     return (spans[0][1], spans[0][2]) if spans else (0, 0)
 
 
+_CREATES_RESOURCE = re.compile(
+    r"\b(introduc\w*|releas\w*|construct\w*|curat\w*|creat\w*|collect\w*|build|built|"
+    r"present\w*)\b[^.]{0,80}\b(benchmark|dataset|corpus|suite|environment|testbed)", re.I)
+
+
+def _types(draft: PaperDraft, benchmarks: list[Benchmark], text: str) -> list[ContributionType]:
+    """The draft's contribution types; 'benchmark' and 'dataset' only when the paper
+    creates one (an introduced benchmark, or a creation verb before such a word)."""
+    creates = any(b.introduced for b in benchmarks) or bool(_CREATES_RESOURCE.search(text))
+    kept = [t for t in dict.fromkeys(draft.types)
+            if creates or t not in ("benchmark", "dataset")]
+    fallback: list[ContributionType] = ["method"]
+    return kept or fallback
+
+
 # --------------------------------------------------------------------------- the whole
 
 
@@ -432,7 +489,7 @@ def assemble(draft: PaperDraft, text: str) -> Assembled:
                                      {_key(b.name) for b in benchmarks})
     gains, gain_found = _gains(draft, text, spans, rejected)
     extraction = PaperExtraction(
-        contribution_types=list(dict.fromkeys(draft.types)),
+        contribution_types=_types(draft, benchmarks, text),
         tasks=tasks, methods=methods, benchmarks=benchmarks, claimed_gains=gains,
     )
     return Assembled(

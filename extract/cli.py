@@ -288,12 +288,14 @@ def extract(db: Path, all_papers: bool, ids_file: Path | None, **kw: Any) -> Non
 @click.option("--run", "run_id", help="The run to score; default: the latest on the gold papers.")
 @click.option("--compare", "compare", nargs=2, metavar="RUN_A RUN_B",
               help="Score two runs on the same gold file and show them side by side.")
+@click.option("--ids", "ids_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Score only these gold papers (one sha256: paper id per line).")
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
 @_known_errors
-def eval_command(gold_file: Path, run_id: str | None, compare: tuple[str, str] | None, db: Path,
-                 fmt: str) -> None:
+def eval_command(gold_file: Path, run_id: str | None, compare: tuple[str, str] | None,
+                 ids_file: Path | None, db: Path, fmt: str) -> None:
     """Score extractions against a gold file: per-field precision, recall and F1.
 
     Methods and benchmarks match by normalised name (aliases and acronyms count), gains by
@@ -301,10 +303,11 @@ def eval_command(gold_file: Path, run_id: str | None, compare: tuple[str, str] |
     task score, grounding, re-asks, failures, tokens, latency and cost. Each evaluation is
     stored in the `evals` table.
     """
+    only = app.paper_ids_from(ids_file) if ids_file is not None else None
     if compare:
-        evaluations = app.compare_runs(db, gold_file, list(compare))
+        evaluations = app.compare_runs(db, gold_file, list(compare), only=only)
     else:
-        evaluations = [app.evaluate_run(db, gold_file, run_id)]
+        evaluations = [app.evaluate_run(db, gold_file, run_id, only=only)]
     if fmt == "json":
         click.echo(json.dumps([
             {"eval_id": e.eval_id, "run_id": e.run_id, "model": e.model,

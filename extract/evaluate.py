@@ -33,7 +33,8 @@ GOLD_FORMAT = "papersift-gold/1"
 _GENERIC_WORDS = frozenset({
     "the", "a", "an", "our", "framework", "method", "methods", "model", "models", "algorithm",
     "approach", "benchmark", "benchmarks", "dataset", "datasets", "suite", "environment",
-    "environments", "system", "architecture", "technique", "pipeline", "task", "tasks",
+    "environments", "system", "systems", "architecture", "technique", "pipeline", "task",
+    "tasks", "frameworks", "algorithms", "techniques", "suites",
 })
 _TOKEN = re.compile(r"[a-z0-9]+")
 _PAREN = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
@@ -97,8 +98,9 @@ def _names(items: Any, where: str, with_introduced: bool) -> tuple[GoldName, ...
     return tuple(out)
 
 
-def load_gold(path: str | Path) -> Gold:
-    """Read and check a gold file (format ``papersift-gold/1``)."""
+def load_gold(path: str | Path, only: Sequence[str] | None = None) -> Gold:
+    """Read and check a gold file (format ``papersift-gold/1``); ``only`` keeps just those
+    paper ids (each must be in the file)."""
     path = Path(path)
     try:
         raw_bytes = path.read_bytes()
@@ -136,7 +138,14 @@ def load_gold(path: str | Path) -> Gold:
         ))
     if not papers:
         raise GoldError(f"{path}: no papers")
-    return Gold(str(path), "sha256:" + hashlib.sha256(raw_bytes).hexdigest(), tuple(papers))
+    digest = hashlib.sha256(raw_bytes)
+    if only is not None:
+        absent = set(only) - seen
+        if absent:
+            raise GoldError(f"{path}: has no paper {sorted(absent)[0]}")
+        papers = [paper for paper in papers if paper.paper_id in set(only)]
+        digest.update("\n".join(sorted(only)).encode())
+    return Gold(str(path), "sha256:" + digest.hexdigest(), tuple(papers))
 
 
 def _float(value: Any) -> float | None:

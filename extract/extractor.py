@@ -25,6 +25,7 @@ from extract.assemble import result_numbers
 from extract.llm import CallLog, CallRecord, Endpoint, RetryPolicy, build_client, call_log
 from prompts import Prompt
 from schemas import PaperDraft, PaperExtraction, draft_json_schema, schema_version
+from schemas.paper import content_hash
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,19 @@ class Outcome:
         return self.draft is not None or self.extraction is not None
 
 
+def request_schema(endpoint: Endpoint, text: str) -> dict[str, Any] | None:
+    """The grammar sent with this abstract's request (None when the endpoint gets none)."""
+    if not endpoint.constrain_json:
+        return None
+    return draft_json_schema(result_numbers(text))
+
+
 def cache_key(endpoint: Endpoint, prompt_version: str, text: str) -> str:
     """Fingerprint of everything that shapes the answer: endpoint, model, mode, sampling,
-    prompt and schema versions, and the abstract's text."""
+    prompt and schema versions, the grammar sent, and the abstract's text."""
+    grammar = request_schema(endpoint, text)
     material = {
+        "grammar": content_hash(grammar) if grammar is not None else None,
         "endpoint": endpoint.cache_identity,
         "model": endpoint.model,
         "mode": endpoint.mode,
@@ -106,10 +116,10 @@ class Extractor:
         }
         if self.endpoint.seed is not None:
             options["seed"] = self.endpoint.seed
-        if self.endpoint.constrain_json:
+        schema = request_schema(self.endpoint, text)
+        if schema is not None:
             # llama.cpp turns this schema into a grammar; it overrides instructor's json_object.
             # The grammar also restricts gain values to the numbers this abstract states.
-            schema = draft_json_schema(result_numbers(text))
             options["extra_body"] = {"response_format": {"type": "json_object", "schema": schema}}
         return options
 

@@ -152,3 +152,13 @@ def test_bad_gold_files_are_named(tmp_path: Path) -> None:
 def test_bundled_gold_file_loads() -> None:
     gold = load_gold(Path(__file__).resolve().parent.parent / "bench/gold/neurips-2026.gold.json")
     assert len(gold.papers) >= 25
+
+
+def test_gold_can_be_narrowed_to_listed_papers(tmp_path: Path) -> None:
+    other = {**GOLD_PAPER, "paper_id": "sha256:" + "0" * 64}
+    path = _gold_file(tmp_path, [GOLD_PAPER, other])
+    narrowed = load_gold(path, [other["paper_id"]])
+    assert [p.paper_id for p in narrowed.papers] == [other["paper_id"]]
+    assert narrowed.sha256 != load_gold(path).sha256  # a different yardstick, said so
+    with pytest.raises(GoldError, match="has no paper"):
+        load_gold(path, ["sha256:" + "1" * 64])

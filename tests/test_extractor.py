@@ -197,3 +197,15 @@ def test_retry_after_header_forms_are_understood(value: str) -> None:
 
     seconds = _retry_after_seconds(httpx2.Response(429, headers={"retry-after": value}))
     assert seconds is not None and seconds >= 0
+
+
+def test_cache_key_covers_the_grammar_sent() -> None:
+    prompt = load_prompt()
+    constrained = _endpoint(constrain_json=True)
+    # same endpoint and prompt; the abstracts' numbers make different grammars
+    with_numbers = cache_key(constrained, prompt.version, ABSTRACT)
+    assert with_numbers != cache_key(_endpoint(), prompt.version, ABSTRACT)
+    from extract.extractor import request_schema
+
+    schema = request_schema(constrained, ABSTRACT)
+    assert schema is not None and request_schema(_endpoint(), ABSTRACT) is None
