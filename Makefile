@@ -7,7 +7,7 @@ CORPUS ?= examples/neurips-2026/
 RECORDING ?= tests/recordings/neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json
 
 .PHONY: help install install-local install-browser test lint typecheck contracts demo record \
-	bench bench-report report clean
+	bench bench-quality bench-report report clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -61,6 +61,10 @@ record: install-local  ## re-record the test suite's responses from the local mo
 
 bench: install  ## benchmarks that print figures (see bench/README.md)
 	$(BIN)/python bench/pipeline_overhead.py --papers 1000
+
+bench-quality: install-local  ## papersift vs the two baselines on the gold set (slow: model runs)
+	$(BIN)/pip install --quiet -e '.[baselines]'
+	bench/quality.sh
 
 bench-report: install  ## report generation time and size on the replayed corpus (+ browser)
 	$(BIN)/python bench/report_figures.py

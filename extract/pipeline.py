@@ -181,6 +181,9 @@ def extraction_rows(
         nonlocal items, ungrounded
         found = assembled.alignment(field_name, index) if assembled is not None else None
         row = _grounded(evidence, text, found)
+        spot = assembled.found[field_name][index] if assembled is not None else None
+        row["mention_start"] = spot.start if spot is not None else None
+        row["mention_end"] = spot.end if spot is not None else None
         items += 1
         ungrounded += row["alignment"] == "none"
         return row

@@ -105,6 +105,15 @@ def test_scores_a_stored_run(tmp_path: Path) -> None:
     assert m["latency_s"]["papers_timed"] == 1
     stored = run_stored_evals(db)
     assert stored == [(run_id, 1)]
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT m.name, m.mention_start, m.mention_end, m.evidence, "
+                           "m.char_start, m.char_end, p.text FROM methods m "
+                           "JOIN papers p USING (paper_id)").fetchall()
+    for name, m_start, m_end, evidence, e_start, e_end, text in rows:
+        assert text[m_start:m_end] == name  # the highlight is the name itself
+        assert text[e_start:e_end] == evidence and e_start <= m_start < m_end <= e_end
 
 
 def run_stored_evals(db: Path) -> list[tuple[str, int]]:

@@ -282,8 +282,10 @@ def _item(kind: str, row: dict[str, Any]) -> Item:
         name=str(row["metric"] if kind == "gain" else row["name"]),
         details=_details(row, _DETAILS[kind]),
         evidence=str(row["evidence"]),
-        char_start=row["char_start"],
-        char_end=row["char_end"],
+        # highlight the item itself where code found it, else its evidence quote
+        char_start=row["char_start"] if row.get("mention_start") is None
+        else row["mention_start"],
+        char_end=row["char_end"] if row.get("mention_end") is None else row["mention_end"],
         alignment=str(row["alignment"]),
         align_score=row["align_score"],
         value=row.get("value") if kind == "gain" else None,
