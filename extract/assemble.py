@@ -28,7 +28,7 @@ from schemas.numbers import number_spans, numbers_in
 from schemas.paper import MAX_EVIDENCE_CHARS, ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/2"
+ASSEMBLY_VERSION = "assemble/3"
 
 _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[$\\*A-Z0-9])")
@@ -258,12 +258,31 @@ def _tasks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]) -> tuple[
     return tasks, found
 
 
+_PROPOSAL = re.compile(
+    r"\b(we|our|this (paper|work))\b[^.;]{0,80}?\b(propos|introduc|present|develop|design|"
+    r"call|dub|nam|term|build|devis|formulat|creat|offer)\w*|\bcalled\b|\bdubbed\b|"
+    r"\bnamed\b|\(ours\)", re.I)
+
+
+def _proposal_mention(surface: str, text: str, spans: list[tuple[int, int]],
+                      first: tuple[int, int]) -> tuple[int, int] | None:
+    """The first mention of a name whose sentence presents it as the paper's own."""
+    pattern = re.compile(r"(?<![A-Za-z0-9])" + re.escape(surface) + r"(?![A-Za-z0-9])")
+    for match in pattern.finditer(text):
+        begin, end = _sentence_of(spans, match.start(), match.end())
+        if _PROPOSAL.search(text[begin:end]):
+            return match.start(), match.end()
+    begin, end = _sentence_of(spans, *first)
+    return first if _PROPOSAL.search(text[begin:end]) else None
+
+
 def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
              rejected: list[str], benchmark_keys: set[str]) -> tuple[
         list[Method], list[Found | None]]:
-    methods: list[Method] = []
-    found: list[Found | None] = []
-    forms_seen: dict[str, int] = {}
+    """Named methods; when some are presented as the paper's own ('we propose X'), the
+    others (baselines, tools it uses) are dropped."""
+    candidates: list[tuple[Method, Found, bool]] = []
+    forms_seen: set[str] = set()
     for name in draft.methods:
         spot = find_name(name, text)
         if spot is None:
@@ -275,6 +294,9 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
             continue
         start, end = _trim_description(text, start, end)
         surface = text[start:end]
+        proposal = _proposal_mention(surface, text, spans, (start, end))
+        if proposal is not None:
+            start, end = proposal
         other = _parenthetical_after(text, end)
         expansion = None
         aliases: list[str] = []
@@ -286,15 +308,23 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         if keys & benchmark_keys:
             rejected.append(f"method {name!r}: also listed as a benchmark")
             continue
-        if any(k in forms_seen for k in keys):
+        if keys & forms_seen:
             continue  # the same method under another of its names
-        for k in keys:
-            forms_seen[k] = len(methods)
+        forms_seen |= keys
         sentence = _sentence_of(spans, start, end)
         low, high = _evidence(text, sentence, (start, end))
-        methods.append(Method(name=surface, expansion=expansion, aliases=aliases,
-                              evidence=text[low:high]))
-        found.append(Found(status, start, end, (low, high)))
+        method = Method(name=surface, expansion=expansion, aliases=aliases,
+                        evidence=text[low:high])
+        candidates.append((method, Found(status, start, end, (low, high)), proposal is not None))
+    anyone_proposed = any(proposed for _, _, proposed in candidates)
+    methods: list[Method] = []
+    found: list[Found | None] = []
+    for method, where, proposed in candidates:
+        if anyone_proposed and not proposed:
+            rejected.append(f"method {method.name!r}: not presented as the paper's own")
+            continue
+        methods.append(method)
+        found.append(where)
     return methods, found
 
 

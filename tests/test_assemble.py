@@ -104,3 +104,18 @@ def test_every_stored_item_slices_back_to_its_evidence(names: list[str]) -> None
             assert alignment is not None
             if alignment.char_start is not None:
                 assert TEXT[alignment.char_start:alignment.char_end] == item.evidence
+
+
+def test_methods_not_presented_as_the_papers_own_are_dropped_when_one_is() -> None:
+    text = ("Explaining predictions matters. Attribution tools such as SHAP and LIME are "
+            "unstable. We propose CoVal, a counterfactual valuation method. CoVal is more "
+            "stable than SHAP.")
+    assembled = assemble(_draft(methods=["SHAP", "CoVal", "LIME"]), text)
+    assert [m.name for m in assembled.extraction.methods] == ["CoVal"]
+    spot = assembled.found["methods"][0]
+    assert spot is not None and text[spot.sentence[0]:spot.sentence[1]].startswith("We propose")
+    assert sum("not presented as the paper's own" in r for r in assembled.rejected) == 2
+    # with no proposal sentence at all, named methods are kept as the model gave them
+    plain = "Attribution tools such as SHAP are unstable; CoVal fixes this."
+    kept = assemble(_draft(methods=["CoVal"]), plain).extraction.methods
+    assert [m.name for m in kept] == ["CoVal"]
