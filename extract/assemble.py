@@ -28,7 +28,7 @@ from schemas.numbers import number_spans, numbers_in
 from schemas.paper import MAX_EVIDENCE_CHARS, ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/3"
+ASSEMBLY_VERSION = "assemble/4"
 
 _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[$\\*A-Z0-9])")
@@ -403,16 +403,25 @@ def _gain_kind(unit: str, metric: str, sentence: str) -> str:
     return "score"
 
 
+_RANGE_AFTER = re.compile(r"^\s*(?:\\?%)?\s*(?:–|—|-|to)\s*(\d+(?:[.,]\d+)*)")
+
+
 def _gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
            rejected: list[str]) -> tuple[list[ClaimedGain], list[Found | None]]:
+    """Gains at the numbers the abstract states; a range ('8–17%') is one gain, stored
+    at its low end with the unit written after its high end."""
     gains: list[ClaimedGain] = []
     found: list[Found | None] = []
     stated = number_spans(text)
     used: set[int] = set()
+    range_highs: set[float] = set()
     for item in draft.gains:
         values = numbers_in(item.value)
         if not values:
             rejected.append(f"gain {item.value!r}: no number")
+            continue
+        if values[0] in range_highs:
+            rejected.append(f"gain {item.value!r}: the high end of a range already stored")
             continue
         spot = _locate_number(item, values[0], text, spans, stated, used)
         if spot is None:
@@ -420,14 +429,20 @@ def _gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
             continue
         value, start, end = spot
         used.add(start)
-        unit = _unit_at(text, start, end)
+        unit_end = end
+        high = _RANGE_AFTER.match(text[end:end + 20])
+        if high:
+            unit_end = end + high.end()
+            range_highs.add(float(high.group(1).replace(",", "")))
+            used.add(end + high.start(1))
+        unit = _unit_at(text, start, unit_end)
         sentence = _sentence_of(spans, start, end)
-        low, high = _evidence(text, sentence, (start, end))
+        low, high_end = _evidence(text, sentence, (start, unit_end))
         gains.append(ClaimedGain(
             metric=item.metric, value=value, unit=unit,  # type: ignore[arg-type]
             kind=_gain_kind(unit, item.metric, text[sentence[0]:sentence[1]]),  # type: ignore[arg-type]
-            baseline=item.vs, dataset=item.on, evidence=text[low:high]))
-        found.append(Found("exact", start, end, (low, high)))
+            baseline=item.vs, dataset=item.on, evidence=text[low:high_end]))
+        found.append(Found("exact", start, unit_end, (low, high_end)))
     return gains, found
 
 

@@ -306,7 +306,7 @@ def load_predictions(
 ) -> list[PredictedPaper]:
     """The extraction a run produced or reused for each paper, with its call costs."""
     rows = con.execute(
-        "SELECT p.paper_id, p.text, rp.outcome, rp.extraction_id, e.asks, e.run_id "
+        "SELECT p.paper_id, p.text, rp.outcome, rp.extraction_id, e.asks "
         "FROM papers p LEFT JOIN run_papers rp ON rp.paper_id = p.paper_id AND rp.run_id = ? "
         "LEFT JOIN extractions e ON e.extraction_id = rp.extraction_id "
         "WHERE list_contains(?, p.paper_id)",
@@ -317,7 +317,6 @@ def load_predictions(
                                extraction_id=row[3], asks=row[4])
         for row in rows
     }
-    producing_runs = {row[0]: row[5] or run_id for row in rows}
     ids = [p.extraction_id for p in papers.values() if p.extraction_id]
     order = " ORDER BY extraction_id, idx"
     types = _by_extraction(con, "SELECT extraction_id, type FROM extraction_contribution_types "
@@ -356,14 +355,18 @@ def load_predictions(
                 paper.gains_with_foreign_numbers += 1
         paper.items = len(alignments)
         paper.aligned = sum(alignments)
+    # What the answer cost when it was asked for: the calls of the latest run that sent
+    # this cache key (a cached or re-grounded answer keeps the cost of the original ask).
     calls = con.execute(
-        "SELECT paper_id, run_id, sum(latency_ms), sum(prompt_tokens), sum(completion_tokens) "
-        "FROM calls WHERE list_contains(?, paper_id) GROUP BY ALL",
-        [list(paper_ids)],
+        "SELECT e.paper_id, sum(c.latency_ms), sum(c.prompt_tokens), sum(c.completion_tokens) "
+        "FROM extractions e JOIN calls c ON c.cache_key = e.cache_key AND c.run_id = ("
+        "  SELECT max(c2.run_id) FROM calls c2 WHERE c2.cache_key = e.cache_key) "
+        "WHERE list_contains(?, e.extraction_id) GROUP BY e.paper_id",
+        [ids],
     ).fetchall()
-    for paper_id, call_run, latency_ms, prompt, completion in calls:
+    for paper_id, latency_ms, prompt, completion in calls:
         timed = papers.get(paper_id)
-        if timed is not None and call_run == producing_runs.get(paper_id):
+        if timed is not None:
             timed.latency_s = (latency_ms or 0.0) / 1000.0
             timed.prompt_tokens = int(prompt or 0)
             timed.completion_tokens = int(completion or 0)

@@ -119,3 +119,14 @@ def test_methods_not_presented_as_the_papers_own_are_dropped_when_one_is() -> No
     plain = "Attribution tools such as SHAP are unstable; CoVal fixes this."
     kept = assemble(_draft(methods=["CoVal"]), plain).extraction.methods
     assert [m.name for m in kept] == ["CoVal"]
+
+
+def test_a_range_is_one_gain_with_the_unit_after_its_high_end() -> None:
+    text = "We propose PreDiff. It improves NDCG by 8–17\\% over the best baseline."
+    assembled = assemble(_draft(methods=["PreDiff"], gains=[
+        {"value": "8", "metric": "NDCG"}, {"value": "17", "metric": "NDCG"}]), text)
+    gains = assembled.extraction.claimed_gains
+    assert [(g.value, g.unit) for g in gains] == [(8.0, "%")]
+    spot = assembled.found["claimed_gains"][0]
+    assert spot is not None and text[spot.start:spot.end] == "8–17"
+    assert any("high end of a range" in r for r in assembled.rejected)

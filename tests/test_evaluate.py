@@ -83,7 +83,7 @@ def _run(tmp_path: Path, draft: dict[str, Any]) -> tuple[Path, str]:
 def test_scores_a_stored_run(tmp_path: Path) -> None:
     draft = {
         "tasks": ["contextual bandits"],
-        "methods": ["NCTS", "LinUCB"],  # one right, one a baseline
+        "methods": ["NCTS", "LinUCB", "Thompson"],  # right, a baseline, not in the text
         "benchmarks": [{"name": "OpenBandit", "new": True}, {"name": "BanditArena", "new": True}],
         "gains": [{"value": "12.5", "metric": "regret"}, {"value": "3", "metric": "accuracy"}],
         "types": ["method"],
@@ -92,7 +92,8 @@ def test_scores_a_stored_run(tmp_path: Path) -> None:
     evaluation = evaluate_run(db, _gold_file(tmp_path, [GOLD_PAPER]))
     m = evaluation.metrics
     assert evaluation.run_id == run_id
-    assert (m["methods"]["tp"], m["methods"]["fp"], m["methods"]["fn"]) == (1, 1, 0)
+    # the baseline and the invented name were dropped by assembly, not scored
+    assert (m["methods"]["tp"], m["methods"]["fp"], m["methods"]["fn"]) == (1, 0, 0)
     assert m["benchmarks"]["f1"] == 1.0
     assert m["benchmark_introduced_accuracy"] == 1.0  # 'new' on OpenBandit lacks a cue
     assert (m["gains_value"]["tp"], m["gains_value"]["fn"]) == (2, 1)
