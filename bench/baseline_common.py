@@ -35,7 +35,7 @@ import httpx2
 import openai
 from pydantic import ValidationError
 
-from extract.extractor import Extractor, Failure, Outcome
+from extract.extractor import Extractor, Failure, Outcome, failure_reason
 from extract.llm import CallLog, Endpoint, RetryPolicy, call_log
 from prompts import Prompt
 from schemas import Benchmark, ClaimedGain, Method, PaperExtraction, Task
@@ -315,15 +315,7 @@ class BaselineExtractor(Extractor):
 
 def request_failure(error: openai.APIError, log: CallLog) -> Failure:
     """A failure row for an endpoint error (the key is redacted from its text)."""
-    if isinstance(error, openai.APITimeoutError):
-        reason = "timeout"
-    elif isinstance(error, openai.APIConnectionError):
-        reason = "connection_error"
-    elif isinstance(error, openai.APIStatusError):
-        reason = f"http_{error.status_code}"
-    else:
-        reason = "api_error"
-    return Failure("request", reason, log.redact(str(error))[:4000])
+    return Failure("request", failure_reason(error), log.redact(str(error))[:4000])
 
 
 def schema_text(schema: dict[str, Any]) -> str:

@@ -221,6 +221,22 @@ def _trim_description(text: str, start: int, end: int) -> tuple[int, int]:
     return start + words[0].start(), start + words[-1].end()
 
 
+def _find_named(kind: str, name: str, text: str, rejected: list[str]) -> tuple[
+        AlignmentStatus, int, int] | None:
+    """Where a proper name sits in the abstract, trimmed of descriptive words; a name not
+    found, or a description, is noted in ``rejected``."""
+    spot = find_name(name, text)
+    if spot is None:
+        rejected.append(f"{kind} {name!r}: not in the abstract")
+        return None
+    status, start, end = spot
+    if not _is_named(text, start, end):
+        rejected.append(f"{kind} {name!r}: a description, not a name")
+        return None
+    start, end = _trim_description(text, start, end)
+    return status, start, end
+
+
 # --------------------------------------------------------------------------- fields
 
 
@@ -284,15 +300,10 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
     candidates: list[tuple[Method, Found, bool]] = []
     forms_seen: set[str] = set()
     for name in draft.methods:
-        spot = find_name(name, text)
+        spot = _find_named("method", name, text, rejected)
         if spot is None:
-            rejected.append(f"method {name!r}: not in the abstract")
             continue
         status, start, end = spot
-        if not _is_named(text, start, end):
-            rejected.append(f"method {name!r}: a description, not a name")
-            continue
-        start, end = _trim_description(text, start, end)
         surface = text[start:end]
         proposal = _proposal_mention(surface, text, spans, (start, end))
         if proposal is not None:
@@ -343,15 +354,10 @@ def _benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
     found: list[Found | None] = []
     index: dict[str, int] = {}
     for item in draft.benchmarks:
-        spot = find_name(item.name, text)
+        spot = _find_named("benchmark", item.name, text, rejected)
         if spot is None:
-            rejected.append(f"benchmark {item.name!r}: not in the abstract")
             continue
         status, start, end = spot
-        if not _is_named(text, start, end):
-            rejected.append(f"benchmark {item.name!r}: a description, not a name")
-            continue
-        start, end = _trim_description(text, start, end)
         surface = text[start:end]
         sentence = _sentence_of(spans, start, end)
         introduced = _introduced(item, text, sentence, start, end)

@@ -204,15 +204,19 @@ def _is_json_error(error: ValidationError) -> bool:
     return any(item.get("type") == "json_invalid" for item in error.errors())
 
 
-def _request_failure(error: openai.APIError, log: CallLog) -> Failure:
+def failure_reason(error: openai.APIError) -> str:
+    """The short failure code of an endpoint error: timeout, connection_error, http_NNN."""
     if isinstance(error, openai.APITimeoutError):
-        reason = "timeout"
-    elif isinstance(error, openai.APIConnectionError):
-        reason = "connection_error"
-    elif isinstance(error, openai.APIStatusError):
-        reason = f"http_{error.status_code}"
-    else:
-        reason = "api_error"
+        return "timeout"
+    if isinstance(error, openai.APIConnectionError):
+        return "connection_error"
+    if isinstance(error, openai.APIStatusError):
+        return f"http_{error.status_code}"
+    return "api_error"
+
+
+def _request_failure(error: openai.APIError, log: CallLog) -> Failure:
+    reason = failure_reason(error)
     attempts = sum(1 for r in log.records if r.ask == log.asks) or 1
     return Failure("request", reason, log.redact(f"after {attempts} attempt(s): {error}")[:4000])
 
