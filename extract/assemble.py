@@ -28,7 +28,7 @@ from schemas.numbers import number_spans, numbers_in
 from schemas.paper import MAX_EVIDENCE_CHARS, ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/4"
+ASSEMBLY_VERSION = "assemble/5"
 
 _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[$\\*A-Z0-9])")
@@ -517,12 +517,26 @@ _CREATES_RESOURCE = re.compile(
     r"present\w*)\b[^.]{0,80}\b(benchmark|dataset|corpus|suite|environment|testbed)", re.I)
 
 
+_THEORY = re.compile(
+    r"\b(we (prove|derive|establish|characteri[sz]e)|theorem|lemma|(upper|lower|regret|"
+    r"generali[sz]ation|error) bounds?|minimax|convergence (rate|guarantee)s?|sample complexity|"
+    r"identifiab\w+|provabl[ey]|closed[- ]form)\b", re.I)
+_SYSTEM = re.compile(r"\b(system|platform|toolkit|library|open-source|deployed|deployment)\b",
+                     re.I)
+
+
 def _types(draft: PaperDraft, benchmarks: list[Benchmark], text: str) -> list[ContributionType]:
-    """The draft's contribution types; 'benchmark' and 'dataset' only when the paper
-    creates one (an introduced benchmark, or a creation verb before such a word)."""
+    """The draft's contribution types, checked against the text: 'benchmark' and 'dataset'
+    only when the paper creates one, 'system' only when the abstract speaks of one, and
+    'theory' added when it proves or bounds something."""
     creates = any(b.introduced for b in benchmarks) or bool(_CREATES_RESOURCE.search(text))
-    kept = [t for t in dict.fromkeys(draft.types)
-            if creates or t not in ("benchmark", "dataset")]
+    kept: list[ContributionType] = [
+        t for t in dict.fromkeys(draft.types)
+        if (creates or t not in ("benchmark", "dataset"))
+        and (t != "system" or _SYSTEM.search(text))
+    ]
+    if "theory" not in kept and _THEORY.search(text):
+        kept.append("theory")
     fallback: list[ContributionType] = ["method"]
     return kept or fallback
 

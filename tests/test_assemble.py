@@ -130,3 +130,12 @@ def test_a_range_is_one_gain_with_the_unit_after_its_high_end() -> None:
     spot = assembled.found["claimed_gains"][0]
     assert spot is not None and text[spot.start:spot.end] == "8–17"
     assert any("high end of a range" in r for r in assembled.rejected)
+
+
+def test_contribution_types_are_checked_against_the_text() -> None:
+    theory = "We prove a minimax lower bound for private estimation and match it."
+    types = assemble(_draft(types=["method", "benchmark", "system"]), theory)
+    assert types.extraction.contribution_types == ["method", "theory"]
+    created = assemble(_draft(types=["benchmark"], benchmarks=[
+        {"name": "ContractQA", "new": True}]), TEXT)
+    assert created.extraction.contribution_types == ["benchmark"]
