@@ -27,8 +27,10 @@ from schemas import (
 from schemas.numbers import number_spans, numbers_in
 from schemas.paper import MAX_EVIDENCE_CHARS, ContributionType
 
+MIN_EVIDENCE_CHARS = 3
+
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/5"
+ASSEMBLY_VERSION = "assemble/6"
 
 _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[$\\*A-Z0-9])")
@@ -57,6 +59,7 @@ _REFERENCE_BEFORE = re.compile(
     r"\b(theorem|lemma|conjecture|corollary|proposition|definition|assumption|section|"
     r"figure|fig\.|table|appendix|eq\.|equation|step|stage|level|phase|version|type|"
     r"order|layer|round)\s*~?$", re.I)
+_CONDITION_BEFORE = re.compile(r"(\\geq?|\\leq?|\\neq|[<>=≤≥])\s*\{?$")
 _NEXT_WORD = re.compile(r"^[\s~]*([a-z][a-z-]{2,})\b")
 # Words that may follow a result's number: units, comparisons, connectives.
 _RESULT_WORDS = frozenset({
@@ -138,6 +141,8 @@ def _sentence_of(spans: list[tuple[int, int]], start: int, end: int) -> tuple[in
 def _evidence(text: str, sentence: tuple[int, int], mention: tuple[int, int]) -> tuple[int, int]:
     """The sentence, or a window of it around the mention when it is too long to quote."""
     begin, end = sentence
+    if end - begin < MIN_EVIDENCE_CHARS:  # a fragment: widen it within the abstract
+        begin, end = max(0, end - MIN_EVIDENCE_CHARS), min(len(text), begin + MIN_EVIDENCE_CHARS)
     if end - begin <= MAX_EVIDENCE_CHARS:
         return begin, end
     half = (MAX_EVIDENCE_CHARS - (mention[1] - mention[0])) // 2
@@ -251,7 +256,7 @@ def _tasks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]) -> tuple[
     seen: set[str] = set()
     for phrase in draft.tasks:
         key = _key(phrase)
-        if not key or key in seen:
+        if len(phrase.strip()) < 2 or not key or key in seen:
             continue
         seen.add(key)
         spot = find_name(phrase, text)
@@ -324,7 +329,7 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         forms_seen |= keys
         sentence = _sentence_of(spans, start, end)
         low, high = _evidence(text, sentence, (start, end))
-        method = Method(name=surface, expansion=expansion, aliases=aliases,
+        method = Method(name=surface[:120], expansion=expansion, aliases=aliases,
                         evidence=text[low:high])
         candidates.append((method, Found(status, start, end, (low, high)), proposal is not None))
     anyone_proposed = any(proposed for _, _, proposed in candidates)
@@ -370,7 +375,7 @@ def _benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         index[key] = len(benchmarks)
         low, high = _evidence(text, sentence, (start, end))
         benchmarks.append(Benchmark(
-            name=surface, kind=_benchmark_kind(surface, text[sentence[0]:sentence[1]]),  # type: ignore[arg-type]
+            name=surface[:120], kind=_benchmark_kind(surface, text[sentence[0]:sentence[1]]),  # type: ignore[arg-type]
             introduced=introduced, evidence=text[low:high]))
         found.append(Found(status, start, end, (low, high)))
     return benchmarks, found
@@ -465,7 +470,7 @@ def _locate_number(item: DraftGain, value: float, text: str, spans: list[tuple[i
     for number, start, end in stated:
         if abs(number - abs(value)) > 1e-9 * max(1.0, abs(value)) or start in used:
             continue
-        if _not_a_result(text, number, start, end):
+        if _not_a_result(text, number, start, end) or _is_condition(text, start):
             continue
         sentence = _sentence_of(spans, start, end)
         fit = len(context & _words(text[sentence[0]:sentence[1]]))
@@ -481,6 +486,7 @@ def _not_a_result(text: str, number: float, start: int, end: int) -> bool:
     a model size ('7B'), a year."""
     if _REFERENCE_BEFORE.search(text[max(0, start - 16):start]):
         return True
+
     if number.is_integer() and "." not in text[start:end]:
         following = _NEXT_WORD.match(text[end:end + 30])
         if following and following.group(1) not in _RESULT_WORDS:
@@ -496,6 +502,13 @@ def _not_a_result(text: str, number: float, start: int, end: int) -> bool:
     if _MAGNITUDE_AFTER.match(text[end:end + 10]) and _unit_at(text, start, end) == "absolute":
         return True
     return number.is_integer() and 1900 <= number <= 2100 and "." not in text[start:end]
+
+
+def _is_condition(text: str, start: int) -> bool:
+    """A number after a comparison ('depth $\\ge 2$', '$\\lambda > 0$') states a condition.
+    Checked when grounding, not in the grammar's list of numbers (which only needs to be
+    a superset: narrowing it would change every cached request that it touches)."""
+    return bool(_CONDITION_BEFORE.search(text[max(0, start - 8):start]))
 
 
 def result_numbers(text: str) -> list[str]:

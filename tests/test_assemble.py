@@ -139,3 +139,28 @@ def test_contribution_types_are_checked_against_the_text() -> None:
     created = assemble(_draft(types=["benchmark"], benchmarks=[
         {"name": "ContractQA", "new": True}]), TEXT)
     assert created.extraction.contribution_types == ["benchmark"]
+
+
+_names = st.text(alphabet=st.sampled_from("ab XQ-1.%(CSpanSearch"), min_size=1, max_size=30)
+
+
+@given(
+    text=st.text(min_size=3, max_size=200).filter(lambda t: t.strip() != ""),
+    tasks=st.lists(_names, min_size=1, max_size=2),
+    methods=st.lists(_names, max_size=4),
+    benches=st.lists(st.tuples(_names, st.booleans()), max_size=4),
+    gains=st.lists(st.tuples(_names, _names), max_size=4),
+)
+def test_any_valid_draft_assembles_without_error(
+    text: str, tasks: list[str], methods: list[str], benches: list[tuple[str, bool]],
+    gains: list[tuple[str, str]],
+) -> None:
+    draft = PaperDraft.model_validate({
+        "tasks": tasks, "methods": methods,
+        "benchmarks": [{"name": n, "new": new} for n, new in benches],
+        "gains": [{"value": v, "metric": m} for v, m in gains], "types": ["method"]})
+    assembled = assemble(draft, text)
+    for gain in assembled.extraction.claimed_gains:
+        assert gain.evidence in text
+    for method in assembled.extraction.methods:
+        assert method.evidence in text
