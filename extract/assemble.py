@@ -28,9 +28,10 @@ from schemas.numbers import number_spans, numbers_in
 from schemas.paper import MAX_EVIDENCE_CHARS, ContributionType
 
 MIN_EVIDENCE_CHARS = 3
+MAX_METHODS = 4  # the stored schema's cap
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/6"
+ASSEMBLY_VERSION = "assemble/7"
 
 _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[$\\*A-Z0-9])")
@@ -332,6 +333,16 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         method = Method(name=surface[:120], expansion=expansion, aliases=aliases,
                         evidence=text[low:high])
         candidates.append((method, Found(status, start, end, (low, high)), proposal is not None))
+    for acronym, start, end, expansion_text in _defined_in_proposals(text, spans):
+        keys = {_key(acronym), _key(expansion_text)} - {""}
+        if keys & (forms_seen | benchmark_keys):
+            continue
+        forms_seen |= keys
+        sentence = _sentence_of(spans, start, end)
+        low, high = _evidence(text, sentence, (start, end))
+        method = Method(name=acronym, expansion=expansion_text or None, aliases=[],
+                        evidence=text[low:high])
+        candidates.append((method, Found("exact", start, end, (low, high)), True))
     anyone_proposed = any(proposed for _, _, proposed in candidates)
     methods: list[Method] = []
     found: list[Found | None] = []
@@ -339,9 +350,31 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         if anyone_proposed and not proposed:
             rejected.append(f"method {method.name!r}: not presented as the paper's own")
             continue
-        methods.append(method)
-        found.append(where)
+        if len(methods) < MAX_METHODS:
+            methods.append(method)
+            found.append(where)
     return methods, found
+
+
+_DEFINED_ACRONYM = re.compile(r"((?:[A-Z][\w-]*\s+){1,6})\(([A-Z][A-Za-z0-9-]{1,12})\)")
+
+
+def _defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
+        tuple[str, int, int, str]]:
+    """Acronyms a proposal sentence defines ('we introduce Conformal Severity Control
+    (CSC)'): (acronym, start, end, spelled-out form). The model misses some of these."""
+    found = []
+    for begin, end in spans:
+        sentence = text[begin:end]
+        if not _PROPOSAL.search(sentence):
+            continue
+        for match in _DEFINED_ACRONYM.finditer(sentence):
+            acronym = match.group(2)
+            if not _looks_like_acronym(acronym):
+                continue
+            found.append((acronym, begin + match.start(2), begin + match.end(2),
+                          match.group(1).strip()))
+    return found
 
 
 def _benchmark_kind(name: str, sentence: str) -> str:

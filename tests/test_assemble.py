@@ -164,3 +164,11 @@ def test_any_valid_draft_assembles_without_error(
         assert gain.evidence in text
     for method in assembled.extraction.methods:
         assert method.evidence in text
+
+
+def test_acronyms_defined_in_a_proposal_sentence_are_methods_even_if_the_model_missed_them(
+) -> None:
+    text = ("Calibrating predictions is hard. We introduce Conformal Severity Control (CSC), a "
+            "post-hoc method. Unlike Platt Scaling (PS), CSC bounds severe errors.")
+    methods = assemble(_draft(), text).extraction.methods
+    assert [(m.name, m.expansion) for m in methods] == [("CSC", "Conformal Severity Control")]

@@ -131,7 +131,8 @@ def test_compare_and_cli_json(tmp_path: Path) -> None:
     gold = _gold_file(tmp_path, [GOLD_PAPER])
     both = compare_runs(db, gold, [run_id, run_id])
     assert both[0].metrics["methods"] == both[1].metrics["methods"]
-    assert both[0].metrics["methods"]["recall"] == 0.0
+    # the draft named no method; code found the acronym the proposal sentence defines
+    assert both[0].metrics["methods"]["recall"] == 1.0
     result = CliRunner().invoke(cli, ["eval", "--gold", str(gold), "--db", str(db),
                                       "--format", "json"])
     assert result.exit_code == 0, result.output
