@@ -31,7 +31,7 @@ MIN_EVIDENCE_CHARS = 3
 MAX_METHODS = 4  # the stored schema's cap
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/7"
+ASSEMBLY_VERSION = "assemble/9"
 
 _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[$\\*A-Z0-9])")
@@ -202,13 +202,16 @@ def _looks_like_acronym(name: str) -> bool:
 
 
 def _is_named(text: str, start: int, end: int) -> bool:
-    """Whether a mention reads as a proper name: a capital (beyond the first letter), a
-    digit, or formatting markup around it; 'a graph-based retriever' is a description."""
+    """Whether a mention reads as a proper name: a capital beyond its first letter, a digit,
+    formatting markup around it, or a capitalised word in mid-sentence ('on Yelp and
+    Goodreads'); 'a graph-based retriever' is a description."""
     mention = text[start:end]
     if any(c.isdigit() for c in mention) or any(c.isupper() for c in mention[1:]):
         return True
     before = text[max(0, start - 12):start]
-    return bool(re.search(r"(\\text\w+\{|\\emph\{|\*\*|\\mathrm\{|\\texttt\{)$", before))
+    if re.search(r"(\\text\w+\{|\\emph\{|\*\*|\\mathrm\{|\\texttt\{)$", before):
+        return True
+    return mention[:1].isupper() and not re.search(r"(^|[.!?:]\s*)$", text[max(0, start - 3):start])
 
 
 def _trim_description(text: str, start: int, end: int) -> tuple[int, int]:
@@ -321,6 +324,8 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
             aliases = [other]
         elif other and _looks_like_acronym(surface):
             expansion = other
+        if expansion is None and _looks_like_acronym(surface):
+            expansion = _spelled_out(surface, text)
         keys = {_key(surface), *(_key(a) for a in aliases), _key(expansion or "")} - {""}
         if keys & benchmark_keys:
             rejected.append(f"method {name!r}: also listed as a benchmark")
@@ -350,10 +355,35 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         if anyone_proposed and not proposed:
             rejected.append(f"method {method.name!r}: not presented as the paper's own")
             continue
+        if _part_of_another(method, [other for other, _, _ in candidates]):
+            rejected.append(f"method {method.name!r}: part of a longer name")
+            continue
         if len(methods) < MAX_METHODS:
             methods.append(method)
             found.append(where)
     return methods, found
+
+
+def _spelled_out(acronym: str, text: str) -> str | None:
+    """The words an abstract defines an acronym with: 'Nested Causal Thompson Sampling'
+    for 'NCTS' in '... Nested Causal Thompson Sampling (NCTS) ...'."""
+    for match in _DEFINED_ACRONYM.finditer(text):
+        if match.group(2) == acronym:
+            return match.group(1).strip()
+    return None
+
+
+def _part_of_another(method: Method, others: list[Method]) -> bool:
+    """'Thompson' when 'Nested Causal Thompson Sampling (NCTS)' is also a method."""
+    words = f" {_key(method.name)} "
+    for other in others:
+        if other is method:
+            continue
+        for form in (other.name, other.expansion or "", *other.aliases):
+            longer = f" {_key(form)} "
+            if len(longer) > len(words) and words in longer:
+                return True
+    return False
 
 
 _DEFINED_ACRONYM = re.compile(r"((?:[A-Z][\w-]*\s+){1,6})\(([A-Z][A-Za-z0-9-]{1,12})\)")
@@ -377,6 +407,12 @@ def _defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
     return found
 
 
+# Model families and sizes: what a paper evaluates, not what it evaluates on.
+_MODEL_NAME = re.compile(
+    r"^(GPT|Llama|LLaMA|Qwen|Gemini|Claude|DeepSeek|Mistral|Mixtral|OLMo|Olmo|Phi|Gemma|"
+    r"BERT|RoBERTa|T5|ViT|ResNet|CLIP|Falcon|Vicuna|PaLM|o[134])\b|\b\d+(\.\d+)?[BM]\b")
+
+
 def _benchmark_kind(name: str, sentence: str) -> str:
     lowered = f"{name} {sentence}".lower()
     if "environment" in lowered or "simulat" in lowered:
@@ -394,6 +430,9 @@ def _benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
     for item in draft.benchmarks:
         spot = _find_named("benchmark", item.name, text, rejected)
         if spot is None:
+            continue
+        if _MODEL_NAME.search(text[spot[1]:spot[2]]):
+            rejected.append(f"benchmark {item.name!r}: a model, not a benchmark")
             continue
         status, start, end = spot
         surface = text[start:end]

@@ -172,3 +172,21 @@ def test_acronyms_defined_in_a_proposal_sentence_are_methods_even_if_the_model_m
             "post-hoc method. Unlike Platt Scaling (PS), CSC bounds severe errors.")
     methods = assemble(_draft(), text).extraction.methods
     assert [(m.name, m.expansion) for m in methods] == [("CSC", "Conformal Severity Control")]
+
+
+def test_capitalised_words_in_mid_sentence_are_names_but_models_are_not_benchmarks() -> None:
+    text = ("We propose RecX. On Yelp and Goodreads, RecX beats GPT-4o and Qwen3-8B. "
+            "Collision rates drop.")
+    assembled = assemble(_draft(methods=["RecX"], benchmarks=[
+        {"name": n, "new": False} for n in ("Yelp", "Goodreads", "GPT-4o", "Qwen3-8B",
+                                             "Collision")]), text)
+    assert [b.name for b in assembled.extraction.benchmarks] == ["Yelp", "Goodreads"]
+    assert sum("a model, not a benchmark" in r for r in assembled.rejected) == 2
+    assert any("'Collision': a description" in r for r in assembled.rejected)  # sentence start
+
+
+def test_acronym_gets_its_spelled_out_form_and_swallows_its_parts() -> None:
+    text = "We propose Nested Causal Thompson Sampling (NCTS) for bandits. NCTS is fast."
+    methods = assemble(_draft(methods=["NCTS", "Thompson"]), text).extraction.methods
+    assert [(m.name, m.expansion) for m in methods] == [
+        ("NCTS", "Nested Causal Thompson Sampling")]
