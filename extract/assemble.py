@@ -31,7 +31,7 @@ MIN_EVIDENCE_CHARS = 3
 MAX_METHODS = 4  # the stored schema's cap
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/9"
+ASSEMBLY_VERSION = "assemble/10"
 
 _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[$\\*A-Z0-9])")
@@ -215,19 +215,26 @@ def _is_named(text: str, start: int, end: int) -> bool:
 
 
 def _trim_description(text: str, start: int, end: int) -> tuple[int, int]:
-    """Drop lowercase words around a name ('the public KuaiRand dataset' -> 'KuaiRand'),
-    keeping words joined to it by hyphens."""
+    """Cut a name out of a described mention: lowercase words before it go ('the public
+    KuaiRand dataset' -> 'KuaiRand dataset'), and so does whatever follows the first
+    lowercase word after it ('Semantic Divergence as our core metric' -> 'Semantic
+    Divergence'); 'X (ACR)' keeps both parts."""
     words = list(re.finditer(r"\S+", text[start:end]))
 
     def plain(word: str) -> bool:
         core = word.strip(".,;:()")
-        return core.isalpha() and core.islower()
+        return bool(core) and not any(c.isupper() or c.isdigit() for c in core)
 
     while len(words) > 1 and plain(words[0].group()):
         words.pop(0)
-    while len(words) > 1 and plain(words[-1].group()):
-        words.pop()
+    for index in range(1, len(words)):
+        if plain(words[index].group()) and not words[index].group().startswith("("):
+            words = words[:index]
+            break
     return start + words[0].start(), start + words[-1].end()
+
+
+_QUANTITY = re.compile(r"^[\d.,]+\s*[KMBkmb%]?$")
 
 
 def _find_named(kind: str, name: str, text: str, rejected: list[str]) -> tuple[
@@ -243,6 +250,9 @@ def _find_named(kind: str, name: str, text: str, rejected: list[str]) -> tuple[
         rejected.append(f"{kind} {name!r}: a description, not a name")
         return None
     start, end = _trim_description(text, start, end)
+    if _QUANTITY.match(text[start:end]):
+        rejected.append(f"{kind} {name!r}: a quantity, not a name")
+        return None
     return status, start, end
 
 
@@ -313,6 +323,9 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         if spot is None:
             continue
         status, start, end = spot
+        defined = re.match(r"^(.*\S)\s*\(([^()]+)\)$", text[start:end])
+        if defined and _looks_like_acronym(defined.group(2)):
+            start, end = start + defined.start(2), start + defined.end(2)  # 'X (ACR)' -> ACR
         surface = text[start:end]
         proposal = _proposal_mention(surface, text, spans, (start, end))
         if proposal is not None:

@@ -190,3 +190,14 @@ def test_acronym_gets_its_spelled_out_form_and_swallows_its_parts() -> None:
     methods = assemble(_draft(methods=["NCTS", "Thompson"]), text).extraction.methods
     assert [(m.name, m.expansion) for m in methods] == [
         ("NCTS", "Nested Causal Thompson Sampling")]
+
+
+def test_described_mentions_are_cut_down_to_the_name() -> None:
+    text = ("We propose Causal-Invariant Masking (CIM) and adopt Semantic Divergence as our "
+            "core metric for UQ, on a benchmark with 21.6K videos.")
+    assembled = assemble(_draft(methods=[
+        "Causal-Invariant Masking (CIM)", "Semantic Divergence as our core metric for UQ",
+        "21.6K videos"]), text)
+    named = [(m.name, m.expansion) for m in assembled.extraction.methods]
+    assert named == [("CIM", "Causal-Invariant Masking"), ("Semantic Divergence", None)]
+    assert any("a quantity, not a name" in r for r in assembled.rejected)
