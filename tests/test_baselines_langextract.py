@@ -105,7 +105,7 @@ def test_langextract_run_is_stored_like_a_papersift_run(tmp_path: Path) -> None:
 
     body = server.bodies()[0]
     assert body["response_format"] == {"type": "json_object", "schema": lxb.response_schema()}
-    assert (body["temperature"], body["seed"], body["max_tokens"]) == (0.0, 0, 1536)
+    assert (body["temperature"], body["seed"], body["max_tokens"]) == (0.0, 0, 512)
     prompt = body["messages"][-1]["content"]
     assert lxb.DESCRIPTION in prompt and "GraphMender" in prompt and ABSTRACT in prompt
 

@@ -90,7 +90,7 @@ def test_cards_highlights_and_charts_render(browser: Any, report_page: Path,
         }
         return [checked, problems];""")
     checked, problems = result
-    assert problems == [] and checked > 250
+    assert problems == [] and checked > 150
 
     # The field colours differ, and the markup delimiters are hidden but present.
     colours = browser.execute_script("""
@@ -107,7 +107,10 @@ def test_cards_highlights_and_charts_render(browser: Any, report_page: Path,
     assert "We propose PreDiff (Preference Diffusion)" in prediff
     flagged = browser.execute_script(
         "return document.querySelectorAll('.item.is-flagged .flag').length")
-    assert flagged > 0
+    from warehouse.report import load_report
+
+    cards = load_report(corpus_db).papers
+    assert flagged == sum(not item.located for card in cards for item in card.items)
     # The Chinese collection title comes through as text.
     collections = browser.execute_script(
         "return Array.from(document.querySelectorAll('.provenance .collection'), "
