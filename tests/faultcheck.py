@@ -96,8 +96,9 @@ class Accounting:
                                      for name, count in sorted(self.outcomes.items())),
             f"requests: {self.requests_served} served, {self.calls_stored} stored as calls; "
             f"per abstract mean {statistics.mean(attempts):.2f}, max {max(attempts)}",
-            "faults served: " + ", ".join(f"{name} {count}"
-                                          for name, count in sorted(self.faults_served.items())),
+            f"faults served: {sum(self.faults_served.values())} of {self.requests_served} "
+            f"requests ({sum(self.faults_served.values()) / max(self.requests_served, 1):.1%}): "
+            + ", ".join(f"{name} {count}" for name, count in sorted(self.faults_served.items())),
             "abstracts that met the fault and were still extracted: "
             + ", ".join(f"{name} {count}" for name, count in sorted(self.survived.items())),
             "duplicates: " + ", ".join(f"{table} {count}"
