@@ -101,7 +101,11 @@ class Warehouse:
         return self._columns[table]
 
     def write(self, batch: Batch) -> None:
-        """Write every row of the batch in one transaction; keyed rows already stored are kept."""
+        """Write every row of the batch in one transaction; keyed rows already stored are kept.
+
+        Inserts only (keys checked with an anti-join, never ON CONFLICT), then a CHECKPOINT,
+        so a kill leaves at most this one batch of plain inserts in the WAL to replay.
+        """
         if not batch.rows:
             return
         self.con.execute("BEGIN TRANSACTION")
@@ -118,6 +122,7 @@ class Warehouse:
         except Exception:
             self.con.execute("ROLLBACK")
             raise
+        self.con.execute("CHECKPOINT")
 
     def _insert_new_extractions(self, batch: Batch) -> set[str]:
         """Insert the batch's extractions not stored yet; return their ids (their item rows
