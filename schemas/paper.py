@@ -10,6 +10,7 @@ This module imports nothing else of the project's (see the import contracts).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -211,7 +212,9 @@ def json_schema() -> dict[str, Any]:
     return PaperExtraction.model_json_schema()
 
 
+@functools.cache
 def schema_version() -> str:
-    """Content hash of the JSON schema, with an algorithm prefix."""
+    """Content hash of the JSON schema, with an algorithm prefix (computed once: building
+    the schema takes milliseconds, and every cache key needs it)."""
     canonical = json.dumps(json_schema(), sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
