@@ -28,6 +28,10 @@ from prompts import Prompt
 from schemas import PaperExtraction, json_schema, schema_version
 
 
+# Where the abstract goes in the messages instructor templates (see Extractor.extract).
+ABSTRACT_VARIABLE = "{{ abstract }}"
+
+
 @dataclass(frozen=True)
 class Failure:
     stage: str  # request / validation
@@ -120,13 +124,16 @@ class Extractor:
             try:
                 outcome.extraction = self.client.chat.completions.create(
                     response_model=PaperExtraction,
-                    messages=self.prompt.messages(text),  # type: ignore[arg-type]
+                    # instructor renders every message as a Jinja template with the
+                    # context: the abstract goes in as a variable, so '{{ 7*7 }}', '{%' or
+                    # CRLF in it reach the model verbatim instead of being evaluated.
+                    messages=self.prompt.messages(ABSTRACT_VARIABLE),  # type: ignore[arg-type]
                     max_retries=Retrying(
                         stop=stop_after_attempt(1 + self.max_reasks),
                         retry=retry_if_exception_type((ValidationError, json.JSONDecodeError)),
                         reraise=True,
                     ),
-                    context={"locate": locator(text)},
+                    context={"locate": locator(text), "abstract": text},
                     **self._request_options(),
                 )
             except IncompleteOutputException:

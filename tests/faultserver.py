@@ -117,6 +117,7 @@ class Served:
     fault: str | None  # None: a valid answer
     retry_after_s: float | None = None
     authorization: str | None = None
+    body: dict[str, Any] | None = None  # the request's JSON, when FaultConfig.keep_bodies
 
 
 @dataclass
@@ -132,6 +133,7 @@ class FaultConfig:
     hang_s: float = 2.0  # how long a hang lasts; set it above the client's timeout
     latency_s: float = 0.0  # added before every answer (crash trials need a slow server)
     echo_authorization: bool = False  # error bodies repeat the Authorization header
+    keep_bodies: bool = False  # keep every request body in the log
     answer: Callable[[str], dict[str, Any]] = valid_answer  # the valid answer for an abstract
 
 
@@ -270,7 +272,8 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
             retry_after = None
             if fault == "rate_limit":
                 retry_after = _seconds(config.retry_after, config.retry_after_ms)
-            server.record(Served(arrived, paper_id, fault, retry_after, authorization))
+            server.record(Served(arrived, paper_id, fault, retry_after, authorization,
+                                 body if config.keep_bodies else None))
             if config.latency_s:
                 server._stopping.wait(config.latency_s)
             self._answer(fault, abstract, body, authorization)
