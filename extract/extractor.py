@@ -27,7 +27,6 @@ from extract.llm import CallLog, CallRecord, Endpoint, RetryPolicy, build_client
 from prompts import Prompt
 from schemas import PaperExtraction, json_schema, schema_version
 
-
 # Where the abstract goes in the messages instructor templates (see Extractor.extract).
 ABSTRACT_VARIABLE = "{{ abstract }}"
 

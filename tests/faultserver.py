@@ -42,7 +42,8 @@ from extract.ingest import paper_id_for
 TRANSPORT_FAULTS = ("rate_limit", "server_error", "bad_gateway", "unavailable", "hang", "drop")
 CONTENT_FAULTS = ("truncated_json", "schema_break", "empty_body", "ungrounded")
 FAULTS = (*TRANSPORT_FAULTS, *CONTENT_FAULTS, "length")
-_STATUS = {"rate_limit": 429, "server_error": 500, "bad_gateway": 502, "unavailable": 503}
+_STATUS = {"rate_limit": 429, "server_error": 500, "bad_gateway": 502, "unavailable": 503,
+           "unauthorized": 401}  # 401: by rule only, not part of FAULTS
 # What the client records when a transport fault exhausts its attempts.
 TRANSPORT_REASONS = {
     "rate_limit": "http_429", "server_error": "http_500", "bad_gateway": "http_502",
