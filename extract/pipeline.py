@@ -68,10 +68,23 @@ def _canonical_path(file: str) -> str:
     return str(Path(file).resolve())
 
 
+def _canonical_paths() -> Callable[[str], str]:
+    """_canonical_path, resolving each file once (a file may hold 100,000 abstracts)."""
+    resolved: dict[str, str] = {}
+
+    def canonical(file: str) -> str:
+        if file not in resolved:
+            resolved[file] = _canonical_path(file)
+        return resolved[file]
+
+    return canonical
+
+
 def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
     """Rows for papers, sources and input failures of one ingest."""
     now = _now()
     batch = Batch()
+    canonical = _canonical_paths()
     for paper in result.papers:
         batch.add(
             "papers",
@@ -88,7 +101,7 @@ def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
                 "sources",
                 {
                     "paper_id": paper.paper_id,
-                    "file": _canonical_path(occ.file),
+                    "file": canonical(occ.file),
                     "position": occ.position,
                     "line": occ.line,
                     "collection": occ.collection,
@@ -107,7 +120,7 @@ def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
             {
                 "run_id": run_id,
                 "paper_id": problem.paper_id,
-                "file": _canonical_path(problem.file),
+                "file": canonical(problem.file),
                 "position": problem.position,
                 "stage": "ingest",
                 "reason": problem.reason,
@@ -515,12 +528,13 @@ def jobs_from(result: IngestResult) -> list[Job]:
     """One job per distinct paper; too long or too short papers carry their skip reason."""
     too_long = {p.paper_id: p for p in result.problems if p.reason == "too_long" and p.paper_id}
     jobs = []
+    canonical = _canonical_paths()
     for paper in result.papers:
         problem = too_long.get(paper.paper_id)
         first = paper.occurrences[0]
         unit = "abstract" if first.file.lower().endswith(".txt") else "row"
         skip = Failure("ingest", "too_long", problem.message) if problem else too_short(
             paper.text, f"{first.file}, {unit} {first.position} (line {first.line})")
-        jobs.append(Job(paper.paper_id, paper.text, skip, _canonical_path(first.file),
+        jobs.append(Job(paper.paper_id, paper.text, skip, canonical(first.file),
                         first.position))
     return jobs
