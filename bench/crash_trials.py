@@ -45,7 +45,7 @@ def main() -> None:
         folder = Path(tmp)
         full = calibrate(folder, args.concurrency, args.latency)
         print(f"an uninterrupted run takes {full:.2f}s; kills land in [0, {full:.2f}]s "
-              f"or after 1..{ABSTRACTS} requests")
+              f"or after 1..{ABSTRACTS} requests (at most as many as remain)")
         started = time.monotonic()
         failed = 0
         for number in range(1, args.trials + 1):

@@ -376,6 +376,7 @@ class _Walk:
     attempt: int = 0  # transport attempts of the current request
     asks: int = 1  # requests instructor has made, re-asks included
     requests: int = 0
+    last_answer: str | None = None  # the last content fault that still carried an answer
 
 
 def expected_outcome(faults: Sequence[str | None], *, max_attempts: int,
@@ -384,7 +385,9 @@ def expected_outcome(faults: Sequence[str | None], *, max_attempts: int,
 
     Transport faults are retried up to ``max_attempts`` per request; content faults cost a
     validation re-ask (at most ``max_reasks``); ``length`` fails at once. When re-asks run
-    out, an answer that was only ungrounded is kept leniently; broken JSON or schema fails.
+    out, the last *answer* decides (an empty body is no answer, so an earlier one counts):
+    only ungrounded, it is kept leniently; broken JSON or schema fails; none at all is
+    ``no_answer``.
     """
     walk = _Walk()
     for fault in faults:
@@ -399,11 +402,13 @@ def expected_outcome(faults: Sequence[str | None], *, max_attempts: int,
         if fault == "length":
             return Expected("failed", "length", requests=walk.requests)
         walk.attempt = 0
+        if fault != "empty_body":
+            walk.last_answer = fault
         if walk.asks > max_reasks:
-            if fault == "ungrounded":
+            if walk.last_answer == "ungrounded":
                 return Expected("extracted", lenient=True, requests=walk.requests)
-            reason = {"schema_break": "schema_violation", "empty_body": "no_answer"}.get(
-                fault, "invalid_json")
+            reason = {"schema_break": "schema_violation", "truncated_json": "invalid_json",
+                      None: "no_answer"}[walk.last_answer]
             return Expected("failed", reason, requests=walk.requests)
         walk.asks += 1
     return Expected("unfinished", requests=walk.requests)

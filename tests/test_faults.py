@@ -154,3 +154,26 @@ def test_retry_after_is_honoured(tmp_path: Path) -> None:
         _run(inputs, tmp_path / "w2.duckdb", server, concurrency=11)
         gaps = server.retry_after_gaps()
     assert all(0.15 <= gap < 5 for _, gap in gaps), gaps
+
+
+def test_an_empty_last_body_leaves_the_last_real_answer_to_decide(tmp_path: Path) -> None:
+    """When re-asks run out on an empty body, the last answer that had content decides:
+    merely ungrounded is kept leniently, broken JSON fails as such."""
+    texts = [paper.text for paper in ingest([CORPUS]).papers][:3]
+    path = tmp_path / "three.txt"
+    path.write_text("\n\n".join(texts) + "\n", encoding="utf-8")
+    served = {texts[0]: ["ungrounded", "empty_body", "empty_body"],
+              texts[1]: ["truncated_json", "empty_body", "empty_body"],
+              texts[2]: ["empty_body", "empty_body", "empty_body"]}
+
+    def rule(abstract: str, n: int) -> str | None:
+        return served[abstract][n - 1]
+
+    db = tmp_path / "w.duckdb"
+    with running(FaultConfig(rules=[rule])) as server:
+        summary = _run([str(path)], db, server)
+        accounting = account(db, server, summary.run_id, max_attempts=MAX_ATTEMPTS,
+                             max_reasks=MAX_REASKS)
+    assert accounting.problems() == []
+    assert sorted(accounting.outcomes.items()) == [
+        ("extracted (lenient)", 1), ("failed: invalid_json", 1), ("failed: no_answer", 1)]
