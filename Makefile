@@ -6,7 +6,7 @@ DB ?= papersift.duckdb
 CORPUS ?= examples/neurips-2026/
 RECORDING ?= tests/recordings/neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json
 
-.PHONY: help install install-local test lint typecheck contracts demo record bench clean
+.PHONY: help install install-local test lint typecheck contracts demo record bench bench-safety clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -54,6 +54,11 @@ record: install-local  ## re-record the test suite's responses from the local mo
 
 bench: install  ## benchmarks that print figures (see bench/README.md)
 	$(BIN)/python bench/pipeline_overhead.py --papers 1000
+
+bench-safety: install  ## faults at 30%, 20 kill -9 trials, DuckDB WAL replay probe (~6 min)
+	$(BIN)/python bench/faults.py --papers 500 --rate 0.3
+	$(BIN)/python bench/crash_trials.py --trials 20
+	$(BIN)/python bench/wal_replay_probe.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
