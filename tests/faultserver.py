@@ -346,20 +346,6 @@ def _abstract_of(body: dict[str, Any]) -> str | None:
     return None
 
 
-# -- rules -------------------------------------------------------------------------------
-
-
-def first_requests(fault: str, count: int, *, when: Callable[[str], bool] | None = None) -> Rule:
-    """The first ``count`` requests for each abstract (matching ``when``) get ``fault``."""
-
-    def rule(abstract: str, n: int) -> str | None:
-        if n <= count and (when is None or when(abstract)):
-            return fault
-        return None
-
-    return rule
-
-
 # -- what the client should make of a sequence of faults ----------------------------------
 
 
