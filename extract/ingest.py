@@ -223,8 +223,9 @@ def _suffix_list() -> str:
 
 
 def _decode_utf16(data: bytes, shown: str, collector: _Collector) -> str | None:
-    """Text of a file that starts with a UTF-16 byte-order mark (the BOM says it all, so it
-    is read rather than refused; what is stored is the decoded text, offsets index it)."""
+    """Text of a file that starts with a UTF-16 or UTF-32 byte-order mark (the mark states
+    the encoding, so it is read rather than refused; the decoded text is what is stored and
+    what offsets index)."""
     codec = "utf-32" if data.startswith(_UTF32_BOMS) else "utf-16"
     try:
         text = data.decode(codec)
