@@ -7,7 +7,7 @@ CORPUS ?= examples/neurips-2026/
 RECORDING ?= tests/recordings/neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json
 
 .PHONY: help install install-local install-browser test lint typecheck contracts demo record \
-	bench bench-quality bench-report report clean
+	bench bench-quality bench-report bench-safety report clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -68,6 +68,11 @@ bench-quality: install-local  ## papersift vs the two baselines on the gold set 
 
 bench-report: install  ## report generation time and size on the replayed corpus (+ browser)
 	$(BIN)/python bench/report_figures.py
+
+bench-safety: install  ## faults at 30%, 20 kill -9 trials, DuckDB WAL replay probe (~6 min)
+	$(BIN)/python bench/faults.py --papers 500 --rate 0.3
+	$(BIN)/python bench/crash_trials.py --trials 20
+	$(BIN)/python bench/wal_replay_probe.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -29,7 +29,7 @@ from rich.table import Table
 from extract import app
 from extract.endpoints import EndpointError, EndpointOptions
 from extract.evaluate import GoldError, headline
-from extract.ingest import DEFAULT_MAX_CHARS
+from extract.ingest import DEFAULT_MAX_CHARS, IngestProblem
 from extract.pipeline import RunSummary
 from prompts import PromptError
 from report.render import ReportError, write_report
@@ -192,10 +192,18 @@ def _print_summary(summary: RunSummary, db: Path) -> None:
         click.echo(f"  failed {paper_id[:19]}… {reason}: {detail[:160]}")
     if len(summary.failures) > 10:
         click.echo(f"  … and {len(summary.failures) - 10} more: papersift query failures --db {db}")
-    for problem in summary.input_problems:
-        click.echo(f"  input problem: {problem.message}")
+    _print_problems(summary.input_problems, "input problem", db)
     if summary.status != "finished":
         click.echo(f"  run {summary.status}: rerun the same command to continue")
+
+
+def _print_problems(problems: list[IngestProblem], label: str, db: Path,
+                    limit: int = 20) -> None:
+    """The first ``limit`` input problems, then a count (a broken file can have 100,000)."""
+    for problem in problems[:limit]:
+        click.echo(f"  {label}: {problem.message}")
+    if len(problems) > limit:
+        click.echo(f"  … and {len(problems) - limit} more: papersift query failures --db {db}")
 
 
 def _print_result(result: QueryResult, fmt: str) -> None:
@@ -260,8 +268,7 @@ def ingest(inputs: tuple[str, ...], db: Path, max_chars: int) -> None:
     report = app.ingest_only(db, list(inputs), max_chars=max_chars)
     click.echo(f"read {report.files} file(s): {report.occurrences} abstracts, "
                f"{report.papers} distinct ({report.new_papers} new)")
-    for problem in report.problems:
-        click.echo(f"  problem: {problem.message}")
+    _print_problems(report.problems, "problem", db)
 
 
 @cli.command()

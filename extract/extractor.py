@@ -128,6 +128,8 @@ class Extractor:
         outcome = Outcome(paper_id=paper_id, cache_key=self.key_for(text))
         with call_log(self._secrets) as log:
             try:
+                # No `context=`: with one, instructor renders every message as a Jinja
+                # template, and '{{ 7*7 }}' or '{%' in an abstract would be evaluated.
                 outcome.draft = self.client.chat.completions.create(
                     response_model=PaperDraft,
                     messages=self.prompt.messages(text),  # type: ignore[arg-type]

@@ -29,6 +29,7 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 _TERMINATOR = re.compile(r"(?:\r\n|\r|\n)$")
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_UTF32_BOMS = (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")
 
 
 @dataclass(frozen=True)
@@ -221,17 +222,38 @@ def _suffix_list() -> str:
 # --------------------------------------------------------------------------- decoding
 
 
-def _decode(data: bytes, shown: str, collector: _Collector) -> str | None:
-    """UTF-8 text of a text-based file (BOM dropped), or None after reporting why not."""
-    if data.startswith(_UTF16_BOMS):
+def _decode_utf16(data: bytes, shown: str, collector: _Collector) -> str | None:
+    """Text of a file that starts with a UTF-16 or UTF-32 byte-order mark (the mark states
+    the encoding, so it is read rather than refused; the decoded text is what is stored and
+    what offsets index)."""
+    codec = "utf-32" if data.startswith(_UTF32_BOMS) else "utf-16"
+    try:
+        text = data.decode(codec)
+    except UnicodeDecodeError as error:
+        line = data[: error.start].decode(codec, errors="replace").count("\n") + 1
         collector.problem(
             shown,
-            "not_utf8",
-            f"{shown}: looks like UTF-16 (it starts with a UTF-16 byte-order mark); "
-            "save it as UTF-8",
-            line=1,
+            "bad_encoding",
+            f"{shown}: starts with a {codec.upper()} byte-order mark but byte offset "
+            f"{error.start:,} (line {line}) is not valid {codec.upper()}: {error.reason}",
+            line=line,
         )
         return None
+    nul = text.find("\x00")
+    if nul >= 0:
+        line = text.count("\n", 0, nul) + 1
+        collector.problem(shown, "binary",
+                          f"{shown}: binary data, not text (a NUL character at line {line})",
+                          line=line)
+        return None
+    return text
+
+
+def _decode(data: bytes, shown: str, collector: _Collector) -> str | None:
+    """Text of a text-based file: UTF-8 (BOM dropped), or UTF-16/32 when a byte-order mark
+    says so; None after reporting why not."""
+    if data.startswith(_UTF16_BOMS + _UTF32_BOMS):
+        return _decode_utf16(data, shown, collector)
     nul = data.find(b"\x00")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
@@ -300,6 +322,15 @@ def _split_paragraphs(text: str) -> list[_Paragraph]:
     return paragraphs
 
 
+def _looks_like_title(line: str) -> bool:
+    """A lone line such as 'NeurIPS 2026 Papers': short, with a year, not a sentence."""
+    return (
+        len(line) <= TITLE_MAX_CHARS
+        and parse_venue_year(line)[1] is not None
+        and not line.rstrip().endswith((".", "!", "?"))
+    )
+
+
 def _read_text(shown: str, content: str, collector: _Collector) -> None:
     paragraphs = _split_paragraphs(content)
     if not paragraphs:
@@ -308,6 +339,15 @@ def _read_text(shown: str, content: str, collector: _Collector) -> None:
     collection: str | None = None
     first = paragraphs[0]
     single_line = "\n" not in first.text and "\r" not in first.text
+    if len(paragraphs) == 1 and single_line and _looks_like_title(first.text):
+        collector.problem(
+            shown,
+            "title_only",
+            f"{shown}, line {first.line}: only a collection title ({first.text!r}), "
+            "no abstracts below it",
+            line=first.line,
+        )
+        return
     if len(paragraphs) > 1 and single_line and len(first.text) <= TITLE_MAX_CHARS:
         collection = first.text
         paragraphs = paragraphs[1:]

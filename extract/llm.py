@@ -267,6 +267,8 @@ class RetryingTransport(httpx2.BaseTransport):
             )
             if record.finish_reason == "length":
                 record.status = "length"
+            elif not response.content.strip():
+                record.status = "empty_body"  # a 200 without an answer is no "ok"
         if response.status_code in RETRY_STATUSES:
             raise RetryableStatusError(response)
         return response

@@ -32,6 +32,8 @@ from warehouse.store import Batch, RunCounts
 
 FLUSH_EVERY_PAPERS = 16
 FLUSH_EVERY_SECONDS = 1.0
+# Fewer words than this cannot name a task and quote it: not an abstract, not sent.
+MIN_WORDS = 5
 
 
 def _now() -> datetime:
@@ -67,10 +69,23 @@ def _canonical_path(file: str) -> str:
     return str(Path(file).resolve())
 
 
+def _canonical_paths() -> Callable[[str], str]:
+    """_canonical_path, resolving each file once (a file may hold 100,000 abstracts)."""
+    resolved: dict[str, str] = {}
+
+    def canonical(file: str) -> str:
+        if file not in resolved:
+            resolved[file] = _canonical_path(file)
+        return resolved[file]
+
+    return canonical
+
+
 def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
     """Rows for papers, sources and input failures of one ingest."""
     now = _now()
     batch = Batch()
+    canonical = _canonical_paths()
     for paper in result.papers:
         batch.add(
             "papers",
@@ -87,7 +102,7 @@ def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
                 "sources",
                 {
                     "paper_id": paper.paper_id,
-                    "file": _canonical_path(occ.file),
+                    "file": canonical(occ.file),
                     "position": occ.position,
                     "line": occ.line,
                     "collection": occ.collection,
@@ -106,7 +121,7 @@ def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
             {
                 "run_id": run_id,
                 "paper_id": problem.paper_id,
-                "file": _canonical_path(problem.file),
+                "file": canonical(problem.file),
                 "position": problem.position,
                 "stage": "ingest",
                 "reason": problem.reason,
@@ -300,6 +315,7 @@ class Runner:
         self._jobs: dict[str, Job] = {}
         self._pending_papers = 0
         self._last_flush = time.monotonic()
+        self._hold_flush = False
         endpoint = extractor.endpoint
         # What produced this run's answers: stored on the run and on each extraction.
         self._provenance = {
@@ -375,6 +391,9 @@ class Runner:
         keys = {job.paper_id: self.extractor.key_for(job.text) for job in jobs}
         cached = self.warehouse.cache_lookup(keys.values()) if self.use_cache else {}
         to_send = []
+        # Skips and cache hits cost nothing to redo: one write for all of them, not one
+        # per FLUSH_EVERY_PAPERS (100,000 tiny paragraphs would be 6,250 transactions).
+        self._hold_flush = True
         for job in jobs:
             if job.skip is not None:
                 self._record(Outcome(paper_id=job.paper_id, cache_key=keys[job.paper_id],
@@ -393,6 +412,8 @@ class Runner:
                 from_cache=True,
             )
             self._record(outcome)
+        self._hold_flush = False
+        self._flush(force=True)
         return to_send
 
     def _extract_all(self, jobs: list[Job]) -> None:
@@ -489,6 +510,8 @@ class Runner:
             self._pending_papers >= FLUSH_EVERY_PAPERS
             or time.monotonic() - self._last_flush >= FLUSH_EVERY_SECONDS
         )
+        if self._hold_flush and not force:
+            return
         if self._pending_papers and (force or due):
             self.warehouse.write(self._pending)
             self._pending = Batch()
@@ -503,11 +526,22 @@ def _cached_answer(response: dict[str, Any]) -> dict[str, Any]:
     return {"extraction": PaperExtraction.model_validate(response)}
 
 
+def too_short(text: str, where: str) -> Failure | None:
+    """The skip reason of a text too short to be an abstract (a stray line, a list item)."""
+    words = len(text.split())
+    if words >= MIN_WORDS:
+        return None
+    return Failure("ingest", "too_short",
+                   f"{where}: {words} word(s), fewer than {MIN_WORDS}: too short to be an "
+                   "abstract; it is stored but not sent to the model")
+
+
 def jobs_for_stored(papers: Iterable[tuple[str, str]], max_chars: int) -> list[Job]:
-    """Jobs for papers already in the warehouse; over-long ones carry their skip reason."""
+    """Jobs for papers already in the warehouse; too long or too short ones carry their
+    skip reason."""
     jobs = []
     for paper_id, text in papers:
-        skip = None
+        skip = too_short(text, paper_id)
         if len(text) > max_chars:
             skip = Failure("ingest", "too_long",
                            f"{paper_id}: {len(text):,} characters, over the "
@@ -518,13 +552,16 @@ def jobs_for_stored(papers: Iterable[tuple[str, str]], max_chars: int) -> list[J
 
 
 def jobs_from(result: IngestResult) -> list[Job]:
-    """One job per distinct paper; too-long papers carry their skip reason."""
+    """One job per distinct paper; too long or too short papers carry their skip reason."""
     too_long = {p.paper_id: p for p in result.problems if p.reason == "too_long" and p.paper_id}
     jobs = []
+    canonical = _canonical_paths()
     for paper in result.papers:
         problem = too_long.get(paper.paper_id)
-        skip = Failure("ingest", "too_long", problem.message) if problem else None
         first = paper.occurrences[0]
-        jobs.append(Job(paper.paper_id, paper.text, skip, _canonical_path(first.file),
+        unit = "abstract" if first.file.lower().endswith(".txt") else "row"
+        skip = Failure("ingest", "too_long", problem.message) if problem else too_short(
+            paper.text, f"{first.file}, {unit} {first.position} (line {first.line})")
+        jobs.append(Job(paper.paper_id, paper.text, skip, canonical(first.file),
                         first.position))
     return jobs

@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx2
 
+from extract.llm import redact
+
 KEPT_RESPONSE_HEADERS = ("content-type", "retry-after")
 
 
@@ -72,12 +74,25 @@ class Recording:
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-class RecordingTransport(httpx2.BaseTransport):
-    """Passes requests to a real transport and keeps every exchange."""
+def _redacted(value: Any, secrets: tuple[str, ...]) -> Any:
+    """``value`` with every secret in every string replaced (a server may echo the key)."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {key: _redacted(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item, secrets) for item in value]
+    return value
 
-    def __init__(self, inner: httpx2.BaseTransport, recording: Recording) -> None:
+
+class RecordingTransport(httpx2.BaseTransport):
+    """Passes requests to a real transport and keeps every exchange, secrets redacted."""
+
+    def __init__(self, inner: httpx2.BaseTransport, recording: Recording,
+                 secrets: tuple[str, ...] = ()) -> None:
         self.inner = inner
         self.recording = recording
+        self.secrets = tuple(secret for secret in secrets if secret)
         self._lock = threading.Lock()
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -100,7 +115,7 @@ class RecordingTransport(httpx2.BaseTransport):
             "latency_ms": round((time.perf_counter() - started) * 1000.0, 1),
         }
         with self._lock:
-            self.recording.add(entry)
+            self.recording.add(_redacted(entry, self.secrets))
         return httpx2.Response(
             response.status_code, headers=response.headers, content=response.content,
             request=request,
@@ -202,4 +217,5 @@ def recording_transport(
         previous = Recording.load(path)
         if previous.meta.get("prompt_version") == prompt_version:
             recording.interactions.extend(previous.interactions)
-    return RecordingTransport(inner or httpx2.HTTPTransport(), recording)
+    secrets = (endpoint.api_key,) if getattr(endpoint, "api_key", None) else ()
+    return RecordingTransport(inner or httpx2.HTTPTransport(), recording, secrets)

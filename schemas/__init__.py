@@ -4,6 +4,7 @@ Two shapes: :class:`PaperDraft` is what the model writes (names and numbers, no 
 :class:`PaperExtraction` is what is stored, every item with evidence that code found.
 """
 
+import functools
 from typing import Any
 
 from schemas.draft import DraftBenchmark, DraftGain, PaperDraft, draft_json_schema
@@ -21,8 +22,10 @@ from schemas.paper import (
 SCHEMA_NAME = "paper_v2"
 
 
+@functools.cache
 def schema_version() -> str:
-    """Content hash over both shapes: a change to either changes every cache key."""
+    """Content hash over both shapes: a change to either changes every cache key (computed
+    once: building the schemas takes milliseconds and every cache key needs it)."""
     both: dict[str, Any] = {"draft": draft_json_schema(), "stored": json_schema()}
     return content_hash(both)
 

@@ -11,6 +11,8 @@ This module imports nothing else of the project's (see the import contracts).
 
 from __future__ import annotations
 
+import copy
+import functools
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -70,6 +72,11 @@ class PaperDraft(BaseModel):
         return [value.strip() for value in values if value.strip()]
 
 
+@functools.cache
+def _base_schema() -> dict[str, Any]:
+    return PaperDraft.model_json_schema()
+
+
 def draft_json_schema(numbers: list[str] | None = None) -> dict[str, Any]:
     """The JSON schema the model's answer must follow (sent as a grammar to llama.cpp).
 
@@ -77,7 +84,7 @@ def draft_json_schema(numbers: list[str] | None = None) -> dict[str, Any]:
     one of them, and an abstract without numbers gets no gains: a constrained decoder then
     cannot invent a number, and does not spend tokens on gains that are not there.
     """
-    schema = PaperDraft.model_json_schema()
+    schema = copy.deepcopy(_base_schema())
     if numbers is None:
         return schema
     gains = schema["properties"]["gains"]

@@ -320,12 +320,27 @@ def test_binary_file() -> None:
     assert len(result.papers) == 19
 
 
-def test_utf16_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32"])
+def test_files_with_a_utf16_or_utf32_byte_order_mark_are_read(tmp_path: Path, codec: str) -> None:
     path = tmp_path / "wide.txt"
-    path.write_bytes("An abstract.\n".encode("utf-16"))
+    text = "ICML 2025 Papers\r\n\r\nAn abstract\r\non two lines, café.\r\n"
+    # utf-16 and utf-32 write their byte-order mark themselves; utf-16-be needs it added
+    path.write_bytes(("\ufeff" + text).encode(codec) if codec.endswith("-be")
+                     else text.encode(codec))
     result = ingest([path])
-    assert reasons(result) == ["not_utf8"]
-    assert "UTF-16" in result.problems[0].message
+    assert result.problems == []
+    [paper] = result.papers
+    assert paper.text == "An abstract\r\non two lines, café."
+    assert paper.occurrences[0].collection == "ICML 2025 Papers"
+
+
+def test_broken_utf16_names_the_place(tmp_path: Path) -> None:
+    path = tmp_path / "wide.txt"
+    path.write_bytes("Title\n\nAn abstract.\n".encode("utf-16") + b"\x00\xd8\x41")
+    result = ingest([path])
+    assert reasons(result) == ["bad_encoding"]
+    assert "wide.txt" in result.problems[0].message
+    assert "UTF-16" in result.problems[0].message and "line 4" in result.problems[0].message
 
 
 @pytest.mark.parametrize("content", [b"", b"\n \n\t\n", b"\xef\xbb\xbf"])

@@ -6,7 +6,9 @@ each applied in its own transaction and recorded in ``_migrations``.
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,6 +16,19 @@ import duckdb
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 _MIGRATION_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+# How long to wait for a warehouse another process holds before giving up (seconds).
+LOCK_WAIT_ENV = "PAPERSIFT_LOCK_WAIT"
+DEFAULT_LOCK_WAIT_S = 5.0
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
+# A read-only connection for user SQL: no files but the warehouse, no extensions, no
+# settings changes (lock_configuration keeps a query from switching any of it back on).
+SANDBOX = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "lock_configuration": True,
+}
 
 
 class WarehouseError(Exception):
@@ -63,26 +78,90 @@ def migrate(con: duckdb.DuckDBPyConnection, directory: Path = MIGRATIONS_DIR) ->
             con.execute("ROLLBACK")
             raise WarehouseError(f"migration {path.name} failed: {error}") from error
         newly.append(number)
+    if newly:
+        # DDL is the part of DuckDB's WAL replay with known failures after a kill (see
+        # README, "Nothing lost"): checkpoint so the new schema never waits in the WAL.
+        con.execute("CHECKPOINT")
     return newly
 
 
-def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open a warehouse; a writable one is created if needed and migrated."""
+def _lock_wait_s() -> float:
+    value = os.environ.get(LOCK_WAIT_ENV)
+    try:
+        return max(float(value), 0.0) if value else DEFAULT_LOCK_WAIT_S
+    except ValueError:
+        return DEFAULT_LOCK_WAIT_S
+
+
+def _holder(error: duckdb.Error) -> str:
+    """Who holds the lock, from DuckDB's message: 'another papersift process (PID 12)'."""
+    match = _LOCK_HOLDER.search(str(error))
+    if match is None:
+        return "another process"
+    pid = match.group(2)
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        command = " ".join(part.decode(errors="replace") for part in argv if part)
+    except OSError:
+        command = match.group(1)
+    if "papersift" in command:
+        return f"another papersift process (PID {pid}: {command[:120]})"
+    return f"another process (PID {pid}: {command[:120]})"
+
+
+def _open(path: Path, *, read_only: bool, config: dict[str, object]) -> duckdb.DuckDBPyConnection:
+    """duckdb.connect, waiting (bounded) while another process holds the file's lock."""
+    wait_s = _lock_wait_s()
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only,
+                                  config=config)  # type: ignore[arg-type]
+        except duckdb.Error as error:
+            message = str(error)
+            if "Could not set lock" in message and time.monotonic() < deadline:
+                time.sleep(min(0.2, max(deadline - time.monotonic(), 0.0)))
+                continue
+            raise WarehouseError(_open_failure(path, error, wait_s)) from error
+
+
+def _open_failure(path: Path, error: duckdb.Error, wait_s: float) -> str:
+    message = str(error)
+    if "Could not set lock" in message:
+        return (f"{path} is in use: {_holder(error)} holds it (waited {wait_s:g}s). Wait "
+                f"for it to finish, or pass another --db; set {LOCK_WAIT_ENV}=SECONDS to "
+                "wait longer.")
+    if "replaying WAL" in message:
+        return (f"cannot open {path}: DuckDB failed to replay its write-ahead log "
+                f"{path}.wal ({message}). papersift checkpoints after every batch, so that "
+                f"file holds at most the last batch; move it aside (mv '{path}.wal' "
+                f"'{path}.wal.bad') and rerun to redo that batch.")
+    return f"cannot open {path}: {message}"
+
+
+def connect(
+    path: str | Path, *, read_only: bool = False, sandbox: bool = False
+) -> duckdb.DuckDBPyConnection:
+    """Open a warehouse; a writable one is created if needed and migrated.
+
+    ``sandbox`` (read-only only) also shuts out every file but the warehouse, extensions
+    and settings changes: the connection for user-written SQL.
+    """
     path = Path(path)
     if read_only:
         if not path.exists():
             raise WarehouseError(
                 f"no warehouse at {path}: run `papersift run` first, or pass --db"
             )
-        try:
-            return duckdb.connect(str(path), read_only=True)
-        except duckdb.Error as error:
-            raise WarehouseError(f"cannot open {path} read-only: {error}") from error
+        return _open(path, read_only=True, config=dict(SANDBOX) if sandbox else {})
+    if sandbox:
+        raise WarehouseError("a sandboxed connection is read-only")
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
+    con = _open(path, read_only=False, config={})
     try:
-        con = duckdb.connect(str(path))
-    except duckdb.Error as error:
-        raise WarehouseError(f"cannot open {path}: {error}") from error
-    migrate(con)
+        migrate(con)
+    except Exception:
+        con.close()
+        raise
     return con

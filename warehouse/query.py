@@ -52,9 +52,32 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+# Statement types user SQL may contain: queries (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE,
+# FROM-first, table-valued PRAGMAs parse as SELECT) and EXPLAIN of them.
+ALLOWED_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
+
+
+def check_read_only(sql: str) -> None:
+    """Refuse anything but queries, naming the statement: DDL, DML, ATTACH, COPY, INSTALL,
+    LOAD, SET, EXPORT... (the sandboxed connection would refuse most of them too)."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as error:
+        raise WarehouseError(f"query failed: {error}") from error
+    for statement in statements:
+        kind = statement.type.name
+        if kind not in ALLOWED_STATEMENTS:
+            raise WarehouseError(
+                f"papersift sql is read-only: a {kind} statement is refused; only queries "
+                "(SELECT, WITH, DESCRIBE, SHOW, EXPLAIN) run"
+            )
+
+
 def run_sql(db_path: str | Path, sql: str, params: list[Any] | None = None) -> QueryResult:
-    """Run one query on a read-only connection: writes fail, the file is never changed."""
-    con = connect(db_path, read_only=True)
+    """Run queries on a sandboxed read-only connection: only SELECT-like statements, no
+    file but the warehouse, no extensions, no settings changes; the file never changes."""
+    check_read_only(sql)
+    con = connect(db_path, read_only=True, sandbox=True)
     try:
         cursor = con.execute(sql, params or [])
         columns = [d[0] for d in cursor.description] if cursor.description else []
