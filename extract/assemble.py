@@ -31,9 +31,10 @@ MIN_EVIDENCE_CHARS = 3
 MAX_METHODS = 4  # the stored schema's cap
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/10"
+ASSEMBLY_VERSION = "assemble/12"
 
-_ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx")
+_ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx",
+                  "U.S", "U.K", "Dr", "No")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[$\\*A-Z0-9])")
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset({
@@ -133,9 +134,16 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _sentence_of(spans: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
-    for begin, stop in spans:
-        if begin <= start < stop:
-            return begin, max(stop, min(end, stop))
+    """The sentence holding [start, end), or the run of sentences when the mention crosses
+    a boundary the splitter saw ('U.S. JTPA-eligible')."""
+    for index, (begin, first_stop) in enumerate(spans):
+        if begin <= start < first_stop:
+            stop = first_stop
+            for _, later_stop in spans[index:]:
+                stop = max(stop, later_stop)
+                if stop >= end:
+                    break
+            return begin, max(stop, end)
     return start, end
 
 
@@ -201,16 +209,19 @@ def _looks_like_acronym(name: str) -> bool:
         and len(name.split()) == 1
 
 
-def _is_named(text: str, start: int, end: int) -> bool:
+def _is_named(text: str, start: int, end: int, *, strict: bool = False) -> bool:
     """Whether a mention reads as a proper name: a capital beyond its first letter, a digit,
-    formatting markup around it, or a capitalised word in mid-sentence ('on Yelp and
-    Goodreads'); 'a graph-based retriever' is a description."""
+    formatting markup around it, or (unless ``strict``) a capitalised word in mid-sentence
+    ('on Yelp and Goodreads'); 'a graph-based retriever' is a description. Strict is for
+    method names: one capitalised word ('Transformers', 'Shapley') is rarely a new method."""
     mention = text[start:end]
     if any(c.isdigit() for c in mention) or any(c.isupper() for c in mention[1:]):
         return True
     before = text[max(0, start - 12):start]
     if re.search(r"(\\text\w+\{|\\emph\{|\*\*|\\mathrm\{|\\texttt\{)$", before):
         return True
+    if strict and " " not in mention.strip():
+        return False
     return mention[:1].isupper() and not re.search(r"(^|[.!?:]\s*)$", text[max(0, start - 3):start])
 
 
@@ -246,7 +257,7 @@ def _find_named(kind: str, name: str, text: str, rejected: list[str]) -> tuple[
         rejected.append(f"{kind} {name!r}: not in the abstract")
         return None
     status, start, end = spot
-    if not _is_named(text, start, end):
+    if not _is_named(text, start, end, strict=kind == "method"):
         rejected.append(f"{kind} {name!r}: a description, not a name")
         return None
     start, end = _trim_description(text, start, end)
@@ -419,6 +430,8 @@ def _defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
                           match.group(1).strip()))
     return found
 
+
+_BENCHMARK_NAME = re.compile(r"(Bench|Benchmark|Suite|Arena|Gym)\b|-?[Bb]ench\b")
 
 # Model families and sizes: what a paper evaluates, not what it evaluates on.
 _MODEL_NAME = re.compile(
@@ -646,6 +659,13 @@ def assemble(draft: PaperDraft, text: str) -> Assembled:
     """Ground a draft in its abstract: the stored extraction plus how each item was found."""
     spans = sentence_spans(text) or [(0, len(text))]
     rejected: list[str] = []
+    named_benchmarks = [m for m in draft.methods if _BENCHMARK_NAME.search(m)]
+    if named_benchmarks:  # 'CellularS2-Bench' listed as a method is the paper's benchmark
+        draft = draft.model_copy(update={
+            "methods": [m for m in draft.methods if m not in named_benchmarks],
+            "benchmarks": [*draft.benchmarks,
+                           *(DraftBenchmark(name=m, new=True) for m in named_benchmarks)],
+        })
     tasks, task_found = _tasks(draft, text, spans)
     benchmarks, bench_found = _benchmarks(draft, text, spans, rejected)
     methods, method_found = _methods(draft, text, spans, rejected,

@@ -91,7 +91,7 @@ def _load_examples(path: Path) -> tuple[Example, ...]:
 def _render_examples(examples: tuple[Example, ...]) -> str:
     blocks = []
     for example in examples:
-        answer = json.dumps(example.answer, ensure_ascii=False)
+        answer = json.dumps(example.answer, ensure_ascii=False, separators=(",", ":"))
         blocks.append(
             f'Example abstract (made up for this prompt):\n"""\n{example.abstract}\n"""\n\n'
             f"Example answer:\n{answer}"

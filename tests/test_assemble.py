@@ -201,3 +201,21 @@ def test_described_mentions_are_cut_down_to_the_name() -> None:
     named = [(m.name, m.expansion) for m in assembled.extraction.methods]
     assert named == [("CIM", "Causal-Invariant Masking"), ("Semantic Divergence", None)]
     assert any("a quantity, not a name" in r for r in assembled.rejected)
+
+
+def test_a_single_capitalised_word_is_not_a_method_and_a_bench_name_is_a_benchmark() -> None:
+    text = ("We build on Transformers and introduce CellularS2-Bench, a new benchmark, and "
+            "the Differential Network Learner.")
+    assembled = assemble(_draft(methods=["Transformers", "CellularS2-Bench",
+                                         "Differential Network Learner"]), text)
+    assert [m.name for m in assembled.extraction.methods] == ["Differential Network Learner"]
+    assert [(b.name, b.introduced) for b in assembled.extraction.benchmarks] == [
+        ("CellularS2-Bench", True)]
+
+
+def test_a_mention_across_a_sentence_boundary_keeps_all_of_it_in_its_evidence() -> None:
+    text = "We study the program. Results hold for the U.S. JTPA-eligible cohort. Done."
+    assembled = assemble(_draft(benchmarks=[{"name": "U.S. JTPA-eligible", "new": False}]),
+                         text)
+    (bench,) = assembled.extraction.benchmarks
+    assert "U.S. JTPA-eligible" in bench.evidence
