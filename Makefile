@@ -56,7 +56,7 @@ report: install  ## write report.html from the warehouse (DB=...)
 record: install-local  ## re-record the test suite's responses from the local model
 	rm -f /tmp/papersift-record.duckdb $(RECORDING).partial
 	$(BIN)/papersift run $(CORPUS) --db /tmp/papersift-record.duckdb --no-cache \
-		--record $(RECORDING).partial
+		$(if $(THREADS),--threads $(THREADS)) --record $(RECORDING).partial
 	mv $(RECORDING).partial $(RECORDING)
 
 bench: install  ## benchmarks that print figures (see bench/README.md)
