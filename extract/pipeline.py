@@ -431,13 +431,21 @@ class Runner:
             while pending:
                 done, pending = wait(pending, timeout=FLUSH_EVERY_SECONDS,
                                      return_when=FIRST_COMPLETED)
+                # Record every finished answer before an error (Ctrl-C inside a request)
+                # propagates, so work already paid for is never dropped.
+                raised: BaseException | None = None
                 for future in done:
-                    outcome = future.result()
-                    self._record(outcome)
+                    error = future.exception()
+                    if error is not None:
+                        raised = raised or error
+                        continue
+                    self._record(future.result())
                     next_job = next(queue, None)
-                    if next_job is not None:
+                    if next_job is not None and raised is None:
                         pending.add(pool.submit(self.extractor.extract, next_job.paper_id,
                                                 next_job.text))
+                if raised is not None:
+                    raise raised
                 self._flush()
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
