@@ -31,7 +31,7 @@ MIN_EVIDENCE_CHARS = 3
 MAX_METHODS = 4  # the stored schema's cap
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/12"
+ASSEMBLY_VERSION = "assemble/13"
 
 _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx",
                   "U.S", "U.K", "Dr", "No")
@@ -199,7 +199,7 @@ def find_name(name: str, text: str) -> tuple[AlignmentStatus, int, int] | None:
 
 
 def _parenthetical_after(text: str, end: int) -> str | None:
-    match = re.match(r"\s*\(([^()]{2,100})\)", text[end:end + 110])
+    match = re.match(r"[*_}]*\s*\(([^()]{2,100})\)", text[end:end + 110])  # '*Name* (ACR)'
     return match.group(1).strip() if match else None
 
 

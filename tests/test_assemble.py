@@ -219,3 +219,10 @@ def test_a_mention_across_a_sentence_boundary_keeps_all_of_it_in_its_evidence() 
                          text)
     (bench,) = assembled.extraction.benchmarks
     assert "U.S. JTPA-eligible" in bench.evidence
+
+
+def test_an_acronym_after_closing_markup_is_still_an_alias() -> None:
+    text = "We propose *Nested Causal Thompson Sampling* (NCTS) for bandits."
+    assembled = assemble(_draft(methods=["Nested Causal Thompson Sampling"]), text)
+    (method,) = assembled.extraction.methods
+    assert method.aliases == ["NCTS"]
