@@ -200,3 +200,78 @@ def paper_ids_from(path: Path) -> list[str]:
         raise GoldError(f"{path}: line {bad[0][0]}: expected a paper id (sha256:...), "
                         f"got {bad[0][1][:40]!r}")
     return ids
+
+
+# Estimates before any request, calibrated on the recording run of the bundled corpus:
+# 327,152 characters of prompt (system prompt, examples and abstract, 63 requests) were
+# 134,163 prompt tokens with Qwen2.5's tokenizer and chat template; the 63 answers were
+# 4,156 completion tokens. A tools-mode schema adds tokens this does not count.
+CHARS_PER_TOKEN = 2.44
+COMPLETION_TOKENS_PER_ABSTRACT = 66
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a run would do and cost, worked out without asking the model anything."""
+
+    model: str
+    abstracts: int
+    cached: int
+    skipped: int
+    to_send: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None  # None: no price known for this model
+
+    def lines(self) -> list[str]:
+        cost = "unknown (no price for this model)" if self.cost_usd is None \
+            else f"${self.cost_usd:,.4f}"
+        return [
+            f"{self.abstracts} abstracts: {self.to_send} to send, {self.cached} cached, "
+            f"{self.skipped} skipped (too long or too short)",
+            f"estimated {self.prompt_tokens:,} prompt + {self.completion_tokens:,} completion "
+            f"tokens for {self.model}: {cost}",
+        ]
+
+
+def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
+    """Read the inputs and the cache (read-only) and estimate tokens and cost; nothing is
+    written, no server is started and no request is made."""
+    from extract.evaluate import PRICES_PER_MTOK
+    from extract.ingest import ingest
+    from warehouse.db import connect
+
+    jobs = jobs_from(ingest(inputs, max_chars=settings.max_chars))
+    plan = plan_endpoint(settings.endpoint)
+    prompt = load_prompt(settings.prompt)
+    keys_only = Extractor(plan.endpoint, prompt, max_reasks=0)
+    try:
+        keys = {job.paper_id: keys_only.key_for(job.text) for job in jobs if job.skip is None}
+    finally:
+        keys_only.close()
+    cached: set[str] = set()
+    if settings.use_cache and settings.db.exists():
+        con = connect(settings.db, read_only=True)
+        try:
+            rows = con.execute("SELECT cache_key FROM llm_cache WHERE list_contains(?, "
+                               "cache_key)", [list(keys.values())]).fetchall()
+        finally:
+            con.close()
+        cached = {row[0] for row in rows}
+    to_send = [job for job in jobs if job.skip is None and keys[job.paper_id] not in cached]
+    prompt_chars = sum(len(prompt.system) + len(prompt.user(job.text)) for job in to_send)
+    prompt_tokens = round(prompt_chars / CHARS_PER_TOKEN)
+    completion_tokens = COMPLETION_TOKENS_PER_ABSTRACT * len(to_send)
+    if plan.endpoint.kind == "local":
+        cost: float | None = 0.0
+    elif plan.endpoint.model in PRICES_PER_MTOK:
+        price_in, price_out = PRICES_PER_MTOK[plan.endpoint.model]
+        cost = (prompt_tokens * price_in + completion_tokens * price_out) / 1e6
+    else:
+        cost = None
+    return Estimate(
+        model=plan.endpoint.model, abstracts=len(jobs),
+        cached=sum(1 for job in jobs if job.skip is None and keys[job.paper_id] in cached),
+        skipped=sum(1 for job in jobs if job.skip is not None), to_send=len(to_send),
+        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost,
+    )

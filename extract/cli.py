@@ -237,14 +237,21 @@ def cli() -> None:
 @endpoint_options
 @click.option("--record", "record_to", type=click.Path(dir_okay=False, path_type=Path),
               help="Save every HTTP exchange to this file (test recordings; see `make record`).")
+@click.option("--dry-run", is_flag=True,
+              help="Count abstracts and cache hits and estimate tokens and cost; send nothing.")
 @_known_errors
-def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, **kw: Any) -> None:
+def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, dry_run: bool,
+        **kw: Any) -> None:
     """Ingest INPUTS (files, folders, globs) and extract every abstract.
 
     Cached answers are reused, so rerunning after Ctrl-C or a crash continues where it
     stopped. Ends with `N abstracts: X extracted, Y from cache, Z failed`.
     """
     settings = dataclasses.replace(_settings(db, kw), record_to=record_to)
+    if dry_run:
+        for line in app.estimate_run(list(inputs), settings).lines():
+            click.echo(line)
+        return
     with progress_bar() as on_event:
         try:
             report, summary = app.run_inputs(list(inputs), settings, progress=on_event)

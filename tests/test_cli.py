@@ -101,3 +101,30 @@ def test_compatible_provider_needs_a_model(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["run", str(CORPUS), "--db", str(tmp_path / "w.duckdb"),
                                       "--base-url", "http://127.0.0.1:9/v1"])
     assert result.exit_code == 1 and "--model" in result.output
+
+
+def test_dry_run_counts_and_estimates_without_writing_or_asking(tmp_path: Path) -> None:
+    from extract.app import RunSettings, estimate_run, run_inputs
+    from extract.endpoints import EndpointOptions, plan_endpoint
+    from tests.conftest import CORPUS
+    from tests.fakes import FakeModel
+
+    db = tmp_path / "w.duckdb"
+    result = CliRunner().invoke(cli, ["run", str(CORPUS), "--db", str(db), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "63 abstracts: 63 to send, 0 cached" in result.output
+    assert not db.exists()  # nothing written, no server started, nothing asked
+
+    options = EndpointOptions(provider="compatible", base_url="http://fake.test/v1",
+                              model="gpt-4o-mini")
+    settings = RunSettings(db=db, endpoint=options)
+    before = estimate_run([str(CORPUS)], settings)
+    assert (before.to_send, before.cached) == (63, 0)
+    assert before.prompt_tokens > 60 * 1000  # about 2,100 tokens an abstract
+    assert before.cost_usd == pytest.approx(
+        (before.prompt_tokens * 0.15 + before.completion_tokens * 0.60) / 1e6)
+    model = FakeModel()
+    run_inputs([str(CORPUS)], settings, transport=model.transport(),
+               endpoint=plan_endpoint(options).endpoint)
+    after = estimate_run([str(CORPUS)], settings)  # everything is cached now
+    assert (after.to_send, after.cached, after.prompt_tokens, after.cost_usd) == (0, 63, 0, 0.0)
