@@ -100,7 +100,7 @@ class Assembled:
     found: dict[str, list[Found | None]]
     rejected: list[str] = field(default_factory=list)
 
-    def alignment(self, field_name: str, index: int) -> Alignment | None:
+    def alignment(self, field_name: str, index: int) -> Alignment:
         """The evidence sentence's span with the status of the item's own match."""
         spot = self.found[field_name][index]
         if spot is None:
@@ -179,16 +179,20 @@ def _bounded(text: str, start: int, end: int) -> bool:
         right.isalnum() and text[end - 1].isalnum())
 
 
+def _whole_word(name: str, flags: int = 0) -> re.Pattern[str]:
+    """A pattern for ``name`` not glued to letters or digits on either side."""
+    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(name) + r"(?![A-Za-z0-9])", flags)
+
+
 def find_name(name: str, text: str) -> tuple[AlignmentStatus, int, int] | None:
     """First whole-word occurrence of a name: exact, then ignoring case, then normalised."""
     name = name.strip()
     if not name:
         return None
-    pattern = re.compile(r"(?<![A-Za-z0-9])" + re.escape(name) + r"(?![A-Za-z0-9])")
-    match = pattern.search(text)
+    match = _whole_word(name).search(text)
     if match:
         return "exact", match.start(), match.end()
-    match = re.compile(pattern.pattern, re.I).search(text)
+    match = _whole_word(name, re.I).search(text)
     if match:
         return "normalized", match.start(), match.end()
     found = align(name, text)
@@ -288,13 +292,11 @@ def _tasks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]) -> tuple[
         if spot is not None:
             status, start, end = spot
             sentence = _sentence_of(spans, start, end)
-        else:
+        else:  # the sentence sharing most of the phrase's words (spans is never empty)
             wanted = _words(phrase)
-            best = max(spans, key=lambda s: len(wanted & _words(text[s[0]:s[1]])), default=None)
-            share = (len(wanted & _words(text[best[0]:best[1]])) / len(wanted)
-                     if best is not None and wanted else 0.0)
-            if best is None:
-                continue
+            shared = {span: len(wanted & _words(text[span[0]:span[1]])) for span in spans}
+            best = max(spans, key=shared.__getitem__)
+            share = shared[best] / len(wanted) if wanted else 0.0
             status = "fuzzy" if share >= 0.5 else "none"
             start, end = best
             sentence = best
@@ -313,8 +315,7 @@ _PROPOSAL = re.compile(
 def _proposal_mention(surface: str, text: str, spans: list[tuple[int, int]],
                       first: tuple[int, int]) -> tuple[int, int] | None:
     """The first mention of a name whose sentence presents it as the paper's own."""
-    pattern = re.compile(r"(?<![A-Za-z0-9])" + re.escape(surface) + r"(?![A-Za-z0-9])")
-    for match in pattern.finditer(text):
+    for match in _whole_word(surface).finditer(text):
         begin, end = _sentence_of(spans, match.start(), match.end())
         if _PROPOSAL.search(text[begin:end]):
             return match.start(), match.end()
@@ -457,11 +458,11 @@ def _benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         spot = _find_named("benchmark", item.name, text, rejected)
         if spot is None:
             continue
-        if _MODEL_NAME.search(text[spot[1]:spot[2]]):
-            rejected.append(f"benchmark {item.name!r}: a model, not a benchmark")
-            continue
         status, start, end = spot
         surface = text[start:end]
+        if _MODEL_NAME.search(surface):
+            rejected.append(f"benchmark {item.name!r}: a model, not a benchmark")
+            continue
         sentence = _sentence_of(spans, start, end)
         introduced = _introduced(item, text, sentence, start, end)
         key = _key(surface)
@@ -584,7 +585,6 @@ def _not_a_result(text: str, number: float, start: int, end: int) -> bool:
     a model size ('7B'), a year."""
     if _REFERENCE_BEFORE.search(text[max(0, start - 16):start]):
         return True
-
     if number.is_integer() and "." not in text[start:end]:
         following = _NEXT_WORD.match(text[end:end + 30])
         if following and following.group(1) not in _RESULT_WORDS:

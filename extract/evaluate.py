@@ -220,13 +220,14 @@ class Counts:
                 "f1": round(f1, 4), "tp": self.tp, "fp": self.fp, "fn": self.fn}
 
 
-def _metric_tokens(metric: str) -> set[str]:
-    return {t for t in _TOKEN.findall(normalize(metric)) if t not in _STOP_WORDS}
+def _content_tokens(phrase: str) -> set[str]:
+    """The words of a metric or task phrase that carry meaning."""
+    return {t for t in _TOKEN.findall(normalize(phrase)) if t not in _STOP_WORDS}
 
 
 def metrics_agree(predicted: str, gold: str) -> bool:
     """Soft metric match: one's words contain the other's, or they share half their words."""
-    a, b = _metric_tokens(predicted), _metric_tokens(gold)
+    a, b = _content_tokens(predicted), _content_tokens(gold)
     if not a or not b:
         return False
     if a <= b or b <= a:
@@ -245,7 +246,7 @@ def _value_agrees(value: float | None, gold: GoldGain) -> bool:
 
 def task_overlap(predicted: str, gold: str) -> float:
     """Token F1 between two task phrases."""
-    a, b = _metric_tokens(predicted), _metric_tokens(gold)
+    a, b = _content_tokens(predicted), _content_tokens(gold)
     if not a or not b:
         return 0.0
     common = len(a & b)
