@@ -90,3 +90,10 @@ def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("corpus") / "corpus.duckdb"
     replay_corpus(db)
     return db
+
+
+def stored_rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    """Rows of a query on a warehouse, through the read-only path `papersift sql` uses."""
+    from warehouse.query import run_sql
+
+    return run_sql(db, sql).rows

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
 from click.testing import CliRunner, Result
 
 from extract.cli import cli
 from extract.ingest import paper_id_for
 from tests.badinput import COMMITTED, CRLF_ABSTRACT, UTF16_ABSTRACT, write_generated
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, stored_rows
 from tests.faultserver import FaultServer, running
 
 GOOD = CORPUS / "000_1aa1e087e7a844d9.txt"  # 19 distinct abstracts
@@ -33,14 +32,6 @@ def server() -> FaultServer:
 def _run(server: FaultServer, db: Path, *inputs: Path | str) -> Result:
     return CliRunner().invoke(cli, ["run", *map(str, inputs), "--db", str(db),
                                     "--base-url", server.base_url, "--model", "fault-server"])
-
-
-def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_every_bad_input_is_named_and_the_good_ones_go_through(
@@ -71,25 +62,25 @@ def test_every_bad_input_is_named_and_the_good_ones_go_through(
         assert expected in out, expected
     assert "… and 99992 more: papersift query failures" in out  # counted, not printed
     # What went through: the good file, the good JSONL row, UTF-16 and CRLF abstracts.
-    extracted = {paper_id for (paper_id,) in _rows(
+    extracted = {paper_id for (paper_id,) in stored_rows(
         db, "SELECT paper_id FROM run_papers WHERE outcome = 'extracted'")}
     assert len(extracted) == 19 + 1 + 2
     assert {paper_id_for(UTF16_ABSTRACT), paper_id_for(CRLF_ABSTRACT)} <= extracted
     assert {s.paper_id for s in server.log} == extracted  # nothing else was sent
     # The decoded and the CRLF text are stored as read, and the offsets index them.
     for text in (UTF16_ABSTRACT, CRLF_ABSTRACT):
-        [(stored, start, end, evidence)] = _rows(
+        [(stored, start, end, evidence)] = stored_rows(
             db, "SELECT p.text, t.char_start, t.char_end, t.evidence FROM tasks t "
                 f"JOIN papers p USING (paper_id) WHERE paper_id = '{paper_id_for(text)}'")
         assert stored == text and isinstance(start, int) and isinstance(end, int)
         assert stored[start:end] == evidence
     # Every bad input is a failure row that names its file and place.
-    failures = dict(_rows(db, "SELECT reason, count(*) FROM failures GROUP BY 1"))
+    failures = dict(stored_rows(db, "SELECT reason, count(*) FROM failures GROUP BY 1"))
     assert failures == {"empty": 1, "title_only": 1, "binary": 1, "not_utf8": 1,
                         "bad_row": 3, "missing_column": 1, "not_found": 1, "too_long": 1,
                         "too_short": 100_000 + 1}  # + "Another well-formed row."
-    assert _rows(db, "SELECT count(*) FROM papers")[0][0] == 22 + 1 + 100_000 + 1
-    unnamed = _rows(db, "SELECT count(*) FROM failures WHERE file IS NULL")
+    assert stored_rows(db, "SELECT count(*) FROM papers")[0][0] == 22 + 1 + 100_000 + 1
+    unnamed = stored_rows(db, "SELECT count(*) FROM failures WHERE file IS NULL")
     assert unnamed == [(0,)]
 
 

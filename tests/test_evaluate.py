@@ -23,7 +23,7 @@ from extract.evaluate import (
 )
 from extract.ingest import paper_id_for
 from extract.llm import Endpoint
-from tests.conftest import ScriptedServer, ok
+from tests.conftest import ScriptedServer, ok, stored_rows
 
 ABSTRACT = (
     "We propose Nested Causal Thompson Sampling (NCTS) for contextual bandits. On the "
@@ -104,25 +104,13 @@ def test_scores_a_stored_run(tmp_path: Path) -> None:
     assert m["tokens_per_paper"] == {"prompt": 1000.0, "completion": 50.0}
     assert m["cost_usd_per_1000_papers"] == pytest.approx((1000 * 0.15 + 50 * 0.60) / 1000)
     assert m["latency_s"]["papers_timed"] == 1
-    stored = run_stored_evals(db)
-    assert stored == [(run_id, 1)]
-    import duckdb
-
-    with duckdb.connect(str(db), read_only=True) as con:
-        rows = con.execute("SELECT m.name, m.mention_start, m.mention_end, m.evidence, "
+    assert stored_rows(db, "SELECT run_id, gold_papers FROM evals") == [(run_id, 1)]
+    rows = stored_rows(db, "SELECT m.name, m.mention_start, m.mention_end, m.evidence, "
                            "m.char_start, m.char_end, p.text FROM methods m "
-                           "JOIN papers p USING (paper_id)").fetchall()
+                           "JOIN papers p USING (paper_id)")
     for name, m_start, m_end, evidence, e_start, e_end, text in rows:
         assert text[m_start:m_end] == name  # the highlight is the name itself
         assert text[e_start:e_end] == evidence and e_start <= m_start < m_end <= e_end
-
-
-def run_stored_evals(db: Path) -> list[tuple[str, int]]:
-    import duckdb
-
-    with duckdb.connect(str(db), read_only=True) as con:
-        return [(str(r[0]), int(r[1])) for r in
-                con.execute("SELECT run_id, gold_papers FROM evals").fetchall()]
 
 
 def test_compare_and_cli_json(tmp_path: Path) -> None:

@@ -8,14 +8,13 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from extract.app import RunSettings, run_inputs
 from extract.ingest import ingest, paper_id_for
 from extract.llm import Endpoint, RetryPolicy
 from extract.pipeline import RunSummary
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, stored_rows
 from tests.faultcheck import account, variant_corpus
 from tests.faultserver import FAULTS, FaultConfig, FaultServer, Rule, running
 
@@ -57,14 +56,6 @@ def _one_fault_per_abstract(folder: Path, every_request: bool) -> tuple[list[str
     return [str(path)], rule
 
 
-def _stored(db: Path, sql: str) -> list[tuple[object, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def test_each_fault_once_is_survived_except_length(tmp_path: Path) -> None:
     inputs, rule = _one_fault_per_abstract(tmp_path, every_request=False)
     db = tmp_path / "w.duckdb"
@@ -76,7 +67,7 @@ def test_each_fault_once_is_survived_except_length(tmp_path: Path) -> None:
     assert summary.line() == "11 abstracts: 10 extracted, 0 from cache, 1 failed"
     assert [reason for _, reason, _ in summary.failures] == ["length"]
     assert sorted(accounting.survived) == sorted(set(FAULTS) - {"length"})
-    statuses = dict(_stored(db, "SELECT status, count(*) FROM calls GROUP BY 1"))
+    statuses = dict(stored_rows(db, "SELECT status, count(*) FROM calls GROUP BY 1"))
     # an ungrounded draft is valid (code drops what it names); the two broken ones re-ask
     assert statuses == {"ok": 10, "http_error": 4, "timeout": 1, "connection_error": 1,
                         "invalid": 2, "empty_body": 1, "length": 1}
@@ -92,19 +83,19 @@ def test_each_fault_every_time_fails_with_its_own_reason(tmp_path: Path) -> None
         accounting = account(db, server, summary.run_id, max_attempts=MAX_ATTEMPTS,
                              max_reasks=MAX_REASKS)
     assert accounting.problems() == []
-    reasons = dict(_stored(
+    reasons = dict(stored_rows(
         db, "SELECT f.reason, count(*) FROM failures f GROUP BY 1"))
     assert reasons == {"http_429": 1, "http_500": 1, "http_502": 1, "http_503": 1,
                        "timeout": 1, "connection_error": 1, "invalid_json": 1,
                        "schema_violation": 1, "no_answer": 1, "length": 1}
     # Only the ungrounded draft is extracted, at its first answer: code dropped the method,
     # benchmark and number it invented, and flagged the task phrase it could not find.
-    assert _stored(db, "SELECT lenient, items_ungrounded, items_rejected "
+    assert stored_rows(db, "SELECT lenient, items_ungrounded, items_rejected "
                        "FROM extractions") == [(False, 1, 3)]
-    assert _stored(db, "SELECT alignment FROM tasks") == [("none",)]
-    assert _stored(db, "SELECT count(*) FROM gains") == [(0,)]
-    assert _stored(db, "SELECT count(*) FROM benchmarks") == [(0,)]
-    assert ("InventedNet",) not in _stored(db, "SELECT name FROM methods")
+    assert stored_rows(db, "SELECT alignment FROM tasks") == [("none",)]
+    assert stored_rows(db, "SELECT count(*) FROM gains") == [(0,)]
+    assert stored_rows(db, "SELECT count(*) FROM benchmarks") == [(0,)]
+    assert ("InventedNet",) not in stored_rows(db, "SELECT name FROM methods")
     # Bounded: transport faults cost MAX_ATTEMPTS requests, content faults 1 + MAX_REASKS.
     assert requests == {
         **dict.fromkeys(["rate_limit", "server_error", "bad_gateway", "unavailable", "hang",

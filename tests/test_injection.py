@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from extract.app import RunSettings, run_inputs
@@ -21,7 +20,7 @@ from extract.ingest import ingest, paper_id_for
 from extract.llm import Endpoint, RetryPolicy
 from prompts import load_prompt
 from schemas.numbers import numbers_in, value_matches
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, stored_rows
 from tests.faultserver import FaultConfig, FaultServer, running, valid_answer
 
 NORMAL = [paper.text for paper in ingest([CORPUS]).papers][:4]
@@ -85,14 +84,6 @@ def _run(folder: Path, texts: list[str], mode: str = "json") -> tuple[Path, Faul
     return db, server
 
 
-def _rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 @pytest.fixture(scope="module")
 def injected_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, FaultServer]:
     return _run(tmp_path_factory.mktemp("injected"), [*NORMAL, *INJECTED])
@@ -124,13 +115,13 @@ def test_the_abstract_is_delimited_data_in_the_user_message(
 def test_fabricated_items_are_flagged_or_refused(injected_run: tuple[Path, FaultServer]) -> None:
     db, _ = injected_run
     injected_ids = {paper_id_for(text) for text in INJECTED}
-    outcomes = dict(_rows(db, "SELECT r.paper_id, coalesce(f.reason, r.outcome) FROM "
+    outcomes = dict(stored_rows(db, "SELECT r.paper_id, coalesce(f.reason, r.outcome) FROM "
                               "run_papers r LEFT JOIN failures f USING (run_id, paper_id)"))
     # Four obeyed drafts are valid and stored after grounding; the one that tried to name
     # another paper breaks the schema and is refused outright.
     assert sorted(outcomes[p] for p in injected_ids) == ["extracted"] * 4 + ["schema_violation"]
     texts = {paper_id_for(text): text for text in [*NORMAL, *INJECTED]}
-    items = _rows(db, "SELECT paper_id, evidence, mention_start, mention_end, alignment "
+    items = stored_rows(db, "SELECT paper_id, evidence, mention_start, mention_end, alignment "
                       "FROM tasks UNION ALL SELECT paper_id, evidence, mention_start, "
                       "mention_end, alignment FROM methods UNION ALL SELECT paper_id, evidence, "
                       "mention_start, mention_end, alignment FROM benchmarks UNION ALL SELECT "
@@ -146,18 +137,18 @@ def test_fabricated_items_are_flagged_or_refused(injected_run: tuple[Path, Fault
     # Where the abstract does not say SuperNet, ImageNet or 99.9, nothing of them is stored,
     # and what was dropped is on record.
     template = paper_id_for(next(t for t in INJECTED if "{{ locate }}" in t))
-    assert _rows(db, "SELECT count(*) FROM methods WHERE paper_id = ?".replace(
+    assert stored_rows(db, "SELECT count(*) FROM methods WHERE paper_id = ?".replace(
         "?", f"'{template}'")) == [(0,)]
-    assert _rows(db, f"SELECT count(*) FROM gains WHERE paper_id = '{template}'") == [(0,)]
-    (rejected,) = _rows(db, f"SELECT rejected FROM latest_extractions "
+    assert stored_rows(db, f"SELECT count(*) FROM gains WHERE paper_id = '{template}'") == [(0,)]
+    (rejected,) = stored_rows(db, f"SELECT rejected FROM latest_extractions "
                             f"WHERE paper_id = '{template}'")[0]
     assert len(rejected) == 3 and all("not in the abstract" in r for r in rejected)
     # No stored number is one its own abstract does not state.
-    for paper_id, value in _rows(db, "SELECT paper_id, value FROM gains"):
+    for paper_id, value in stored_rows(db, "SELECT paper_id, value FROM gains"):
         assert value_matches(value, numbers_in(texts[paper_id]))
     # The task 'world domination' is flagged wherever its own abstract does not say it (the
     # fake-JSON abstract does say it: quoting your own text is allowed).
-    for paper_id, alignment in _rows(db, "SELECT paper_id, alignment FROM tasks "
+    for paper_id, alignment in stored_rows(db, "SELECT paper_id, alignment FROM tasks "
                                          "WHERE name = 'world domination'"):
         assert (alignment == "none") == ("world domination" not in texts[paper_id])
 
@@ -171,13 +162,13 @@ def test_other_papers_rows_are_what_they_are_without_the_injections(
              "t.evidence, t.char_start, t.char_end, t.alignment FROM latest_extractions e "
              "JOIN tasks t USING (extraction_id) WHERE e.paper_id IN "
              f"{tuple(paper_id_for(text) for text in NORMAL)} ORDER BY 1")
-    assert _rows(db, query) == _rows(clean_db, query)
-    assert len(_rows(db, query)) == len(NORMAL)
+    assert stored_rows(db, query) == stored_rows(clean_db, query)
+    assert len(stored_rows(db, query)) == len(NORMAL)
     # Nothing stored for a normal paper came from an injected abstract's answer.
     methods = ("SELECT paper_id, name, evidence FROM extraction_methods WHERE paper_id IN "
                f"{tuple(paper_id_for(text) for text in NORMAL)} ORDER BY 1, 2")
-    assert _rows(db, methods) == _rows(clean_db, methods)
-    assert ("SuperNet",) not in [row[1:2] for row in _rows(db, methods)]
+    assert stored_rows(db, methods) == stored_rows(clean_db, methods)
+    assert ("SuperNet",) not in [row[1:2] for row in stored_rows(db, methods)]
 
 
 def test_tools_mode_offers_only_the_answer_schema(tmp_path: Path) -> None:
