@@ -385,8 +385,10 @@ def _percentile(values: list[float], q: float) -> float | None:
     return round(ordered[index], 3)
 
 
-def score(gold: Gold, predictions: Sequence[PredictedPaper], model: str | None) -> dict[str, Any]:
-    """Every figure of an evaluation, as a JSON-ready dict."""
+def score(gold: Gold, predictions: Sequence[PredictedPaper], model: str | None,
+          *, local: bool = False) -> dict[str, Any]:
+    """Every figure of an evaluation, as a JSON-ready dict. Cost comes from the price table
+    for ``model``; a local model costs nothing; any other model's cost is unknown (None)."""
     by_id = {p.paper_id: p for p in predictions}
     methods, benchmarks, gains_value, gains_metric, types = (Counts() for _ in range(5))
     introduced_right = introduced_total = primary_right = 0
@@ -438,9 +440,12 @@ def score(gold: Gold, predictions: Sequence[PredictedPaper], model: str | None) 
     n = len(gold.papers)
     with_asks = [p for p in scored if p.asks is not None]
     price = PRICES_PER_MTOK.get(model or "")
-    cost = None
-    if price is not None:
+    cost_per_1000: float | None = None
+    if price is not None and scored:
         cost = (prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6
+        cost_per_1000 = round(cost / len(scored) * 1000, 4)
+    elif local:
+        cost_per_1000 = 0.0
     return {
         "papers": n,
         "papers_scored": len(scored) - sum(p.outcome in ("failed", "missing") for p in scored),
@@ -473,8 +478,7 @@ def score(gold: Gold, predictions: Sequence[PredictedPaper], model: str | None) 
             "prompt": round(prompt_tokens / len(scored), 1) if scored else None,
             "completion": round(completion_tokens / len(scored), 1) if scored else None,
         },
-        "cost_usd_per_1000_papers": round(cost / len(scored) * 1000, 4) if cost and scored
-        else (0.0 if price is None and model else None),
+        "cost_usd_per_1000_papers": cost_per_1000,
     }
 
 
@@ -507,8 +511,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, gold: Gold, run_id: str | None = No
     """Score one run (default: the latest that touched the gold papers) and store the result."""
     paper_ids = [p.paper_id for p in gold.papers]
     run_id = run_id or latest_run_for(con, paper_ids)
-    run = con.execute("SELECT model, prompt_version, schema_version FROM runs WHERE run_id = ?",
-                      [run_id]).fetchone()
+    run = con.execute("SELECT model, prompt_version, schema_version, endpoint FROM runs "
+                      "WHERE run_id = ?", [run_id]).fetchone()
     if run is None:
         raise GoldError(f"no run {run_id!r} in this warehouse (see `papersift runs`)")
     known = con.execute("SELECT count(*) FROM papers WHERE list_contains(?, paper_id)",
@@ -516,7 +520,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, gold: Gold, run_id: str | None = No
     if not known or known[0] == 0:
         raise GoldError(f"{gold.path}: none of its papers are in this warehouse; ingest the "
                         "corpus it was written for")
-    metrics = score(gold, load_predictions(con, run_id, paper_ids), run[0])
+    local = str(run[3] or "").startswith("gguf:")  # the endpoint identity of a local model
+    metrics = score(gold, load_predictions(con, run_id, paper_ids), run[0], local=local)
     created = datetime.now(UTC).replace(tzinfo=None)
     eval_id = f"eval_{created:%Y%m%dT%H%M%S%f}_{run_id[-6:]}"
     evaluation = Evaluation(eval_id, run_id, run[0], run[1], run[2], gold, metrics)

@@ -161,3 +161,16 @@ def test_gold_can_be_narrowed_to_listed_papers(tmp_path: Path) -> None:
     assert narrowed.sha256 != load_gold(path).sha256  # a different yardstick, said so
     with pytest.raises(GoldError, match="has no paper"):
         load_gold(path, ["sha256:" + "1" * 64])
+
+
+def test_cost_is_zero_only_for_local_models_and_unknown_without_a_price(tmp_path: Path) -> None:
+    from extract.evaluate import PredictedPaper, score
+
+    gold = load_gold(_gold_file(tmp_path, [GOLD_PAPER]))
+    paid = [PredictedPaper(GOLD_PAPER["paper_id"], ABSTRACT, "extracted", prompt_tokens=2000,
+                           completion_tokens=100)]
+    assert score(gold, paid, "gpt-4o-mini")["cost_usd_per_1000_papers"] == pytest.approx(
+        (2000 * 0.15 + 100 * 0.60) / 1000)
+    assert score(gold, paid, "my-vllm-model")["cost_usd_per_1000_papers"] is None
+    assert score(gold, paid, "qwen2.5-coder-1.5b", local=True)[
+        "cost_usd_per_1000_papers"] == 0.0
