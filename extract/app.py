@@ -149,6 +149,14 @@ def extract_stored(
     ``paper_ids`` narrows the choice to those papers."""
     run_id = new_run_id()
     with Warehouse(settings.db) as warehouse:
+        if paper_ids is not None:
+            stored = warehouse.con.execute(
+                "SELECT paper_id FROM papers WHERE list_contains(?, paper_id)", [list(paper_ids)]
+            ).fetchall()
+            unknown = set(paper_ids) - {row[0] for row in stored}
+            if unknown:
+                raise GoldError(f"{len(unknown)} of the requested papers are not in the "
+                                f"warehouse (e.g. {sorted(unknown)[0]}); ingest them first")
         conditions = []
         if only_missing:
             conditions.append("paper_id NOT IN (SELECT paper_id FROM latest_extractions)")
@@ -159,17 +167,11 @@ def extract_stored(
         rows = warehouse.con.execute(
             f"SELECT paper_id, text FROM papers {where} ORDER BY first_seen, paper_id", params
         ).fetchall()
-        if paper_ids is not None:
-            unknown = set(paper_ids) - {row[0] for row in rows}
-            if unknown and not only_missing:
-                raise GoldError(f"{len(unknown)} of the requested papers are not in the "
-                                f"warehouse (e.g. {sorted(unknown)[0]}); ingest them first")
         jobs = jobs_for_stored(rows, settings.max_chars)
         return _extract_jobs(
             warehouse, jobs, settings, run_id=run_id, inputs=["<warehouse>"],
             progress=progress, transport=transport, endpoint=endpoint,
         )
-
 
 
 def evaluate_run(db: Path, gold_file: Path, run_id: str | None = None,

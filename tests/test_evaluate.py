@@ -174,3 +174,15 @@ def test_cost_is_zero_only_for_local_models_and_unknown_without_a_price(tmp_path
     assert score(gold, paid, "my-vllm-model")["cost_usd_per_1000_papers"] is None
     assert score(gold, paid, "qwen2.5-coder-1.5b", local=True)[
         "cost_usd_per_1000_papers"] == 0.0
+
+
+@pytest.mark.parametrize("extra", [[], ["--all"]])
+def test_extracting_listed_papers_names_those_not_stored(tmp_path: Path,
+                                                          extra: list[str]) -> None:
+    db, _ = _run(tmp_path, {"tasks": ["bandits"], "methods": [], "benchmarks": [],
+                            "gains": [], "types": ["theory"]})
+    ids = tmp_path / "ids.txt"
+    ids.write_text(f"{paper_id_for(ABSTRACT)}\nsha256:{'0' * 64}\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["extract", "--ids", str(ids), "--db", str(db), *extra])
+    assert result.exit_code == 1
+    assert "1 of the requested papers are not in the warehouse" in result.output
