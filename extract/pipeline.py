@@ -287,6 +287,61 @@ class Job:
     position: int | None = None
 
 
+UNKNOWN_FAILURE = Failure("unknown", "unknown", "no result and no reason")
+
+
+def outcome_batch(
+    outcome: Outcome, job: Job, *, run_id: str, provenance: dict[str, Any], model: str
+) -> Batch:
+    """The rows one abstract's outcome adds to the warehouse: its calls, then its grounded
+    extraction (with the cache entry when the answer is new) or its failure, and its
+    run_papers row. Pure: the same outcome always gives the same rows (but timestamps)."""
+    now = _now()
+    batch = Batch()
+    for call in outcome.calls:
+        batch.add("calls", {"run_id": run_id, "paper_id": outcome.paper_id,
+                            "cache_key": outcome.cache_key, **call.__dict__})
+    answer = outcome.draft or outcome.extraction
+    if answer is not None:
+        raw = answer.model_dump(mode="json", exclude_none=outcome.draft is not None)
+        assembled = assemble(outcome.draft, job.text) if outcome.draft is not None else None
+        extraction = assembled.extraction if assembled is not None else outcome.extraction
+        assert extraction is not None
+        extraction_id = extraction_id_for(outcome.cache_key, raw)
+        extraction_rows(
+            batch,
+            paper_id=outcome.paper_id,
+            text=job.text,
+            extraction=extraction,
+            assembled=assembled,
+            raw=raw,
+            extraction_id=extraction_id,
+            common={**provenance, "run_id": run_id, "cache_key": outcome.cache_key,
+                    "asks": outcome.asks, "lenient": outcome.lenient},
+        )
+        if not outcome.from_cache:
+            batch.add("llm_cache", {
+                "cache_key": outcome.cache_key, "response_json": raw,
+                "lenient": outcome.lenient, "model": model,
+                "asks": outcome.asks, "prompt_tokens": outcome.prompt_tokens,
+                "completion_tokens": outcome.completion_tokens, "created": now,
+            })
+        batch.add("run_papers", {"run_id": run_id, "paper_id": outcome.paper_id,
+                                 "outcome": "cached" if outcome.from_cache else "extracted",
+                                 "extraction_id": extraction_id, "recorded": now})
+    else:
+        failure = outcome.failure or UNKNOWN_FAILURE
+        batch.add("failures", {"run_id": run_id, "paper_id": outcome.paper_id,
+                               "file": job.file, "position": job.position,
+                               "stage": failure.stage,
+                               "reason": failure.reason, "detail": failure.detail,
+                               "created": now})
+        batch.add("run_papers", {"run_id": run_id, "paper_id": outcome.paper_id,
+                                 "outcome": "failed", "extraction_id": None,
+                                 "recorded": now})
+    return batch
+
+
 class Runner:
     """Extracts a list of papers into a warehouse with one extractor."""
 
@@ -453,44 +508,14 @@ class Runner:
     def _record(self, outcome: Outcome) -> None:
         """Turn an outcome into rows in the pending batch and update the summary."""
         job = self._jobs[outcome.paper_id]
-        now = _now()
+        rows = outcome_batch(outcome, job, run_id=self.run_id, provenance=self._provenance,
+                             model=self.extractor.endpoint.model)
+        self._pending.extend(rows)
         summary = self.summary
-        batch = self._pending
-        for call in outcome.calls:
-            batch.add("calls", {"run_id": self.run_id, "paper_id": outcome.paper_id,
-                                "cache_key": outcome.cache_key, **call.__dict__})
         summary.http_requests += len(outcome.calls)
         summary.prompt_tokens += outcome.prompt_tokens
         summary.completion_tokens += outcome.completion_tokens
-        answer = outcome.draft or outcome.extraction
-        if answer is not None:
-            raw = answer.model_dump(mode="json", exclude_none=outcome.draft is not None)
-            assembled = assemble(outcome.draft, job.text) if outcome.draft is not None else None
-            extraction = assembled.extraction if assembled is not None else outcome.extraction
-            assert extraction is not None
-            extraction_id = extraction_id_for(outcome.cache_key, raw)
-            extraction_rows(
-                batch,
-                paper_id=outcome.paper_id,
-                text=job.text,
-                extraction=extraction,
-                assembled=assembled,
-                raw=raw,
-                extraction_id=extraction_id,
-                common={**self._provenance, "run_id": self.run_id,
-                        "cache_key": outcome.cache_key,
-                        "asks": outcome.asks, "lenient": outcome.lenient},
-            )
-            if not outcome.from_cache:
-                batch.add("llm_cache", {
-                    "cache_key": outcome.cache_key, "response_json": raw,
-                    "lenient": outcome.lenient, "model": self.extractor.endpoint.model,
-                    "asks": outcome.asks, "prompt_tokens": outcome.prompt_tokens,
-                    "completion_tokens": outcome.completion_tokens, "created": now,
-                })
-            batch.add("run_papers", {"run_id": self.run_id, "paper_id": outcome.paper_id,
-                                     "outcome": "cached" if outcome.from_cache else "extracted",
-                                     "extraction_id": extraction_id, "recorded": now})
+        if outcome.ok:
             if outcome.from_cache:
                 summary.n_cached += 1
             else:
@@ -498,15 +523,7 @@ class Runner:
             summary.n_reasked += outcome.asks > 1 and not outcome.from_cache
             summary.n_lenient += outcome.lenient
         else:
-            failure = outcome.failure or Failure("unknown", "unknown", "no result and no reason")
-            batch.add("failures", {"run_id": self.run_id, "paper_id": outcome.paper_id,
-                                   "file": job.file, "position": job.position,
-                                   "stage": failure.stage,
-                                   "reason": failure.reason, "detail": failure.detail,
-                                   "created": now})
-            batch.add("run_papers", {"run_id": self.run_id, "paper_id": outcome.paper_id,
-                                     "outcome": "failed", "extraction_id": None,
-                                     "recorded": now})
+            failure = outcome.failure or UNKNOWN_FAILURE
             summary.n_failed += 1
             summary.failures.append((outcome.paper_id, failure.reason, failure.detail))
         self._pending_papers += 1
