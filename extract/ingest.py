@@ -2,18 +2,23 @@
 
 Every abstract keeps its provenance (file, position, line). Bad input is reported as an
 ``IngestProblem`` and never stops the other files from being read.
+
+``ingest_stream`` reads files piece by piece (text in blocks of bytes, JSONL and CSV line by
+line, Parquet by record batch) and yields the papers in chunks, so memory stays flat however
+large the corpus is; ``ingest`` merges the chunks into one result.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import glob
 import hashlib
-import io
+import itertools
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,11 +26,14 @@ from typing import Any
 import pyarrow.parquet as pq
 
 DEFAULT_MAX_CHARS = 12_000
+DEFAULT_CHUNK_PAPERS = 2_000
+BLOCK_BYTES = 1 << 20  # bytes read from a text file at a time
+PARQUET_BATCH_ROWS = 1_024
 SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".csv", ".parquet")
 TITLE_MAX_CHARS = 200
 
 _BOM = "\ufeff"
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+_TERMINATED_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)")
 _TERMINATOR = re.compile(r"(?:\r\n|\r|\n)$")
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -67,18 +75,31 @@ class IngestProblem:
     paper_id: str | None = None
 
 
+@dataclass(frozen=True)
+class Repeat:
+    """Another place of a paper that an earlier chunk of the stream already returned."""
+
+    paper_id: str
+    occurrence: Occurrence
+
+
 @dataclass
 class IngestResult:
-    """Papers in first-seen order, the problems met, and the files that were read."""
+    """Papers in first-seen order, the problems met, and the files that were read.
+
+    A chunk of ``ingest_stream`` also carries ``repeats``: new places of papers returned in
+    an earlier chunk (store them as sources, never as new papers). A merged result has none.
+    """
 
     papers: list[Paper]
     problems: list[IngestProblem]
     files: list[str]
+    repeats: list[Repeat] = field(default_factory=list)
 
     @property
     def occurrences(self) -> int:
         """Total number of places abstracts were found, duplicates included."""
-        return sum(len(paper.occurrences) for paper in self.papers)
+        return sum(len(paper.occurrences) for paper in self.papers) + len(self.repeats)
 
 
 def normalize_whitespace(text: str) -> str:
@@ -108,17 +129,24 @@ def parse_venue_year(title: str) -> tuple[str | None, int | None]:
     return venue, int(match.group(1))
 
 
-# --------------------------------------------------------------------------- paths
+# --------------------------------------------------------------------------- chunks
+
+
+def _digest(paper_id: str) -> bytes:
+    """The 32 raw bytes behind a ``sha256:<hex>`` id (less than half the memory of the id)."""
+    return bytes.fromhex(paper_id.removeprefix("sha256:"))
 
 
 @dataclass
-class _Collector:
-    """Mutable state shared while one ``ingest`` call runs."""
+class _Chunker:
+    """State of one ``ingest_stream`` call: the chunk being filled, and the ids of the papers
+    earlier chunks returned (the only thing kept for the whole stream)."""
 
     max_chars: int
-    order: list[str] = field(default_factory=list)
+    returned: set[bytes] = field(default_factory=set)
     texts: dict[str, str] = field(default_factory=dict)
     places: dict[str, list[Occurrence]] = field(default_factory=dict)
+    repeats: list[Repeat] = field(default_factory=list)
     problems: list[IngestProblem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
 
@@ -136,27 +164,40 @@ class _Collector:
 
     def add(self, text: str, place: Occurrence, where: str) -> None:
         paper_id = paper_id_for(text)
-        if paper_id not in self.places:
-            self.order.append(paper_id)
-            self.texts[paper_id] = text
-            self.places[paper_id] = []
-            if len(text) > self.max_chars:
-                self.problem(
-                    place.file,
-                    "too_long",
-                    f"{where}: {len(text):,} characters, over the {self.max_chars:,}-character "
-                    "limit for the model's context; it is stored but will not be extracted",
-                    position=place.position,
-                    line=place.line,
-                    paper_id=paper_id,
-                )
-        self.places[paper_id].append(place)
+        if paper_id in self.places:
+            self.places[paper_id].append(place)
+            return
+        if _digest(paper_id) in self.returned:
+            self.repeats.append(Repeat(paper_id, place))
+            return
+        self.texts[paper_id] = text
+        self.places[paper_id] = [place]
+        if len(text) > self.max_chars:
+            self.problem(
+                place.file,
+                "too_long",
+                f"{where}: {len(text):,} characters, over the {self.max_chars:,}-character "
+                "limit for the model's context; it is stored but will not be extracted",
+                position=place.position,
+                line=place.line,
+                paper_id=paper_id,
+            )
 
-    def result(self) -> IngestResult:
-        papers = [
-            Paper(pid, self.texts[pid], tuple(self.places[pid])) for pid in self.order
-        ]
-        return IngestResult(papers=papers, problems=self.problems, files=self.files)
+    def size(self) -> int:
+        """Entries held in the current chunk: papers, repeats and problems."""
+        return len(self.places) + len(self.repeats) + len(self.problems)
+
+    def take(self) -> IngestResult:
+        """The current chunk as a result; the next one starts empty."""
+        papers = [Paper(pid, text, tuple(self.places[pid])) for pid, text in self.texts.items()]
+        self.returned.update(_digest(paper.paper_id) for paper in papers)
+        chunk = IngestResult(papers, self.problems, self.files, self.repeats)
+        self.texts, self.places, self.repeats = {}, {}, []
+        self.problems, self.files = [], []
+        return chunk
+
+
+# --------------------------------------------------------------------------- paths
 
 
 def _is_supported(path: Path) -> bool:
@@ -175,14 +216,14 @@ def _walk_folder(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def _expand(raw: str | Path, collector: _Collector) -> list[Path]:
+def _expand(raw: str | Path, chunker: _Chunker) -> list[Path]:
     """Turn one argument (file, folder or glob pattern) into the files to read."""
     path = Path(raw)
     shown = str(raw)
     if path.is_dir():
         files = _walk_folder(path)
         if not files:
-            collector.problem(
+            chunker.problem(
                 shown,
                 "not_found",
                 f"{shown}: folder holds no {_suffix_list()} files",
@@ -190,7 +231,7 @@ def _expand(raw: str | Path, collector: _Collector) -> list[Path]:
         return files
     if path.is_file():
         if not _is_supported(path):
-            collector.problem(
+            chunker.problem(
                 shown,
                 "unsupported_type",
                 f"{shown}: unsupported file type {path.suffix or '(no suffix)'!r}; "
@@ -207,11 +248,11 @@ def _expand(raw: str | Path, collector: _Collector) -> list[Path]:
             elif candidate.is_file() and _is_supported(candidate):
                 files.append(candidate)
         if not files:
-            collector.problem(
+            chunker.problem(
                 shown, "not_found", f"{shown}: pattern matches no {_suffix_list()} files"
             )
         return files
-    collector.problem(shown, "not_found", f"{shown}: no such file or folder")
+    chunker.problem(shown, "not_found", f"{shown}: no such file or folder")
     return []
 
 
@@ -220,73 +261,179 @@ def _suffix_list() -> str:
 
 
 # --------------------------------------------------------------------------- decoding
+#
+# A text file is read twice, block by block: once to check that all of it decodes (a bad
+# byte anywhere refuses the whole file, as it did when files were read whole), then to
+# parse it. Only one block and the line being assembled are held at a time.
 
 
-def _decode_utf16(data: bytes, shown: str, collector: _Collector) -> str | None:
-    """Text of a file that starts with a UTF-16 or UTF-32 byte-order mark (the mark states
-    the encoding, so it is read rather than refused; the decoded text is what is stored and
-    what offsets index)."""
-    codec = "utf-32" if data.startswith(_UTF32_BOMS) else "utf-16"
-    try:
-        text = data.decode(codec)
-    except UnicodeDecodeError as error:
-        line = data[: error.start].decode(codec, errors="replace").count("\n") + 1
-        collector.problem(
-            shown,
-            "bad_encoding",
-            f"{shown}: starts with a {codec.upper()} byte-order mark but byte offset "
-            f"{error.start:,} (line {line}) is not valid {codec.upper()}: {error.reason}",
-            line=line,
-        )
-        return None
-    nul = text.find("\x00")
-    if nul >= 0:
-        line = text.count("\n", 0, nul) + 1
-        collector.problem(shown, "binary",
-                          f"{shown}: binary data, not text (a NUL character at line {line})",
-                          line=line)
-        return None
-    return text
+Blocks = Callable[[], Iterator[bytes]]
 
 
-def _decode(data: bytes, shown: str, collector: _Collector) -> str | None:
-    """Text of a text-based file: UTF-8 (BOM dropped), or UTF-16/32 when a byte-order mark
-    says so; None after reporting why not."""
-    if data.startswith(_UTF16_BOMS + _UTF32_BOMS):
-        return _decode_utf16(data, shown, collector)
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
-        collector.problem(
-            shown,
-            "binary",
-            f"{shown}: binary data, not text (a NUL byte at byte offset {nul:,}, line {line})",
-            line=line,
-        )
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        bad = data[error.start]
-        collector.problem(
+def _blocks_of(path: Path, block_bytes: int) -> tuple[bytes, Blocks]:
+    """The file's first four bytes, and a way to read all of it block by block. A file no
+    larger than one block is read once, whole, and both passes reuse its bytes."""
+    if path.stat().st_size <= block_bytes:
+        data = path.read_bytes()
+        return data[:4], lambda: iter([data] if data else [])
+
+    def blocks() -> Iterator[bytes]:
+        with path.open("rb") as handle:
+            while block := handle.read(block_bytes):
+                yield block
+
+    with path.open("rb") as handle:
+        head = handle.read(4)
+    return head, blocks
+
+
+def _codec_for(head: bytes) -> str:
+    """The codec a file's first four bytes call for: a UTF-16/32 byte-order mark names its
+    encoding; anything else is read as UTF-8."""
+    if head.startswith(_UTF32_BOMS):
+        return "utf-32"
+    if head.startswith(_UTF16_BOMS):
+        return "utf-16"
+    return "utf-8"
+
+
+def _check_utf8(blocks: Blocks, shown: str, chunker: _Chunker) -> bool:
+    """Whether the file is NUL-free UTF-8 with some non-blank text; reports why not.
+
+    A NUL byte anywhere wins over an earlier invalid byte (both refuse the file)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = newlines = 0  # bytes, and b"\n" among them, before the current block
+    invalid: tuple[int, int, int] | None = None  # byte offset, line, byte value
+    has_text = False
+    started = False  # a leading BOM is dropped from the first decoded character
+    for block in itertools.chain(blocks(), [b""]):
+        nul = block.find(b"\x00")
+        if nul >= 0:
+            line = newlines + block.count(b"\n", 0, nul) + 1
+            chunker.problem(
+                shown,
+                "binary",
+                f"{shown}: binary data, not text (a NUL byte at byte offset {offset + nul:,}, "
+                f"line {line})",
+                line=line,
+            )
+            return False
+        if invalid is None:
+            pending = decoder.getstate()[0]
+            try:
+                text = decoder.decode(block, final=not block)
+            except UnicodeDecodeError as error:
+                at = offset - len(pending) + error.start
+                # Bytes held back from earlier blocks start a multi-byte character: no b"\n".
+                line = newlines + block.count(b"\n", 0, max(0, at - offset)) + 1
+                invalid = (at, line, (pending + block)[error.start])
+            else:
+                if text and not started:
+                    text, started = text.removeprefix(_BOM), True
+                has_text = has_text or bool(text.strip())
+        offset += len(block)
+        newlines += block.count(b"\n")
+    if invalid is not None:
+        at, line, bad = invalid
+        chunker.problem(
             shown,
             "not_utf8",
-            f"{shown}: not valid UTF-8: byte 0x{bad:02X} at byte offset {error.start:,} "
+            f"{shown}: not valid UTF-8: byte 0x{bad:02X} at byte offset {at:,} "
             f"(line {line}) cannot be decoded; save the file as UTF-8",
             line=line,
         )
-        return None
-    return text.removeprefix(_BOM)
+        return False
+    return _has_text(has_text, shown, chunker)
 
 
-def _lines(text: str) -> Iterator[tuple[int, int, str]]:
-    """(start offset, line number, line with its terminator) for each line of ``text``."""
-    for number, match in enumerate(_LINE.finditer(text), start=1):
-        chunk = match.group(0)
-        if not chunk:
-            break
-        yield match.start(), number, chunk
+def _check_wide(blocks: Blocks, shown: str, chunker: _Chunker, codec: str, head: bytes) -> bool:
+    """Whether a file with a UTF-16/32 byte-order mark decodes, holds no NUL character and
+    has some non-blank text; reports why not. (The mark states the encoding, so it is read
+    rather than refused; the decoded text is what is stored and what offsets index.)"""
+    same_order = codec + ("-le" if head.startswith(b"\xff\xfe") else "-be")
+    decoder = codecs.getincrementaldecoder(codec)()
+    fed = newlines = 0  # bytes fed, and "\n" characters decoded, before the current block
+    nul_line: int | None = None
+    has_text = False
+    for block in itertools.chain(blocks(), [b""]):
+        pending = decoder.getstate()[0]
+        try:
+            text = decoder.decode(block, final=not block)
+        except UnicodeDecodeError as error:
+            before = (pending + block)[: error.start].decode(same_order, errors="replace")
+            line = newlines + before.count("\n") + 1
+            chunker.problem(
+                shown,
+                "bad_encoding",
+                f"{shown}: starts with a {codec.upper()} byte-order mark but byte offset "
+                f"{fed - len(pending) + error.start:,} (line {line}) is not valid "
+                f"{codec.upper()}: {error.reason}",
+                line=line,
+            )
+            return False
+        nul = text.find("\x00")
+        if nul >= 0 and nul_line is None:
+            nul_line = newlines + text.count("\n", 0, nul) + 1
+        has_text = has_text or bool(text.strip())
+        fed += len(block)
+        newlines += text.count("\n")
+    if nul_line is not None:
+        chunker.problem(shown, "binary",
+                        f"{shown}: binary data, not text (a NUL character at line {nul_line})",
+                        line=nul_line)
+        return False
+    return _has_text(has_text, shown, chunker)
+
+
+def _has_text(has_text: bool, shown: str, chunker: _Chunker) -> bool:
+    if not has_text:
+        chunker.problem(shown, "empty", f"{shown}: empty file, no abstracts found")
+    return has_text
+
+
+def _decoded(blocks: Blocks, codec: str) -> Iterator[str]:
+    """The file's text, piece by piece (a checked file: decoding errors are not expected)."""
+    decoder = codecs.getincrementaldecoder(codec)()
+    started = codec != "utf-8"  # UTF-16/32 decoders drop their byte-order mark themselves
+    for block in itertools.chain(blocks(), [b""]):
+        text = decoder.decode(block, final=not block)
+        if text and not started:
+            text, started = text.removeprefix(_BOM), True
+        if text:
+            yield text
+
+
+def _lines(pieces: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(line number, line with its terminator) for the text the pieces make up, a line
+    ending at CRLF, CR or LF, wherever the pieces happen to be cut."""
+    number = 0
+    held: list[str] = []  # text after the last complete line, in pieces (a line may be long)
+    for piece in pieces:
+        # Lines up to the piece's last terminator are complete, except that a CR at its very
+        # end may be the first half of a CRLF, so it waits for the next piece.
+        open_end = len(piece) - 1 if piece.endswith("\r") else len(piece)
+        cut = _after_last_terminator(piece, open_end)
+        if cut == 0:
+            held.append(piece)
+            continue
+        buffer = "".join(held) + piece
+        cut += len(buffer) - len(piece)
+        for match in _TERMINATED_LINE.finditer(buffer, 0, cut):
+            number += 1
+            yield number, match.group(0)
+        held = [buffer[cut:]]
+    rest = "".join(held)
+    cut = _after_last_terminator(rest, len(rest))
+    for match in _TERMINATED_LINE.finditer(rest, 0, cut):
+        number += 1
+        yield number, match.group(0)
+    if rest[cut:]:
+        yield number + 1, rest[cut:]
+
+
+def _after_last_terminator(text: str, end: int) -> int:
+    """The index just past the last CR or LF before ``end`` (0 when there is none)."""
+    return max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
 
 
 # --------------------------------------------------------------------------- text files
@@ -298,28 +445,27 @@ class _Paragraph:
     text: str
 
 
-def _split_paragraphs(text: str) -> list[_Paragraph]:
+def _paragraphs(lines: Iterable[tuple[int, str]]) -> Iterator[_Paragraph]:
     """Blocks of non-blank lines (whitespace-only lines are blank), outer whitespace trimmed.
 
-    Each paragraph's text is an exact slice of ``text``: inner line breaks are kept as they
-    are in the file.
+    Each paragraph's text is an exact slice of the file's text: inner line breaks are kept
+    as they are in the file.
     """
-    paragraphs: list[_Paragraph] = []
-    start: int | None = None
+    held: list[str] = []  # the paragraph's lines so far, terminators included
     first_line = 0
-    end = 0
-    for offset, number, chunk in _lines(text):
+    last_body = ""
+    for number, chunk in lines:
         body = _TERMINATOR.sub("", chunk)
         if body.strip():
-            if start is None:
-                start, first_line = offset, number
-            end = offset + len(body)
-        elif start is not None:
-            paragraphs.append(_Paragraph(first_line, text[start:end].strip()))
-            start = None
-    if start is not None:
-        paragraphs.append(_Paragraph(first_line, text[start:end].strip()))
-    return paragraphs
+            if not held:
+                first_line = number
+            held.append(chunk)
+            last_body = body
+        elif held:
+            yield _Paragraph(first_line, ("".join(held[:-1]) + last_body).strip())
+            held = []
+    if held:
+        yield _Paragraph(first_line, ("".join(held[:-1]) + last_body).strip())
 
 
 def _looks_like_title(line: str) -> bool:
@@ -331,16 +477,16 @@ def _looks_like_title(line: str) -> bool:
     )
 
 
-def _read_text(shown: str, content: str, collector: _Collector) -> None:
-    paragraphs = _split_paragraphs(content)
-    if not paragraphs:
-        collector.problem(shown, "empty", f"{shown}: empty file, no abstracts found")
+def _read_text(shown: str, pieces: Iterable[str], chunker: _Chunker) -> Iterator[None]:
+    paragraphs = _paragraphs(_lines(pieces))
+    first = next(paragraphs, None)
+    if first is None:
+        chunker.problem(shown, "empty", f"{shown}: empty file, no abstracts found")
         return
-    collection: str | None = None
-    first = paragraphs[0]
+    second = next(paragraphs, None)
     single_line = "\n" not in first.text and "\r" not in first.text
-    if len(paragraphs) == 1 and single_line and _looks_like_title(first.text):
-        collector.problem(
+    if second is None and single_line and _looks_like_title(first.text):
+        chunker.problem(
             shown,
             "title_only",
             f"{shown}, line {first.line}: only a collection title ({first.text!r}), "
@@ -348,11 +494,13 @@ def _read_text(shown: str, content: str, collector: _Collector) -> None:
             line=first.line,
         )
         return
-    if len(paragraphs) > 1 and single_line and len(first.text) <= TITLE_MAX_CHARS:
+    collection: str | None = None
+    head = [first] if second is None else [first, second]
+    if second is not None and single_line and len(first.text) <= TITLE_MAX_CHARS:
         collection = first.text
-        paragraphs = paragraphs[1:]
+        head = [second]
     venue, year = parse_venue_year(collection) if collection else (None, None)
-    for position, paragraph in enumerate(paragraphs, start=1):
+    for position, paragraph in enumerate(itertools.chain(head, paragraphs), start=1):
         place = Occurrence(
             file=shown,
             position=position,
@@ -364,7 +512,8 @@ def _read_text(shown: str, content: str, collector: _Collector) -> None:
             title=None,
         )
         where = f"{shown}, abstract {position} (line {paragraph.line})"
-        collector.add(paragraph.text, place, where)
+        chunker.add(paragraph.text, place, where)
+        yield
 
 
 # --------------------------------------------------------------------------- tables
@@ -390,9 +539,9 @@ def _lower_keys(values: Mapping[str, Any]) -> dict[str, Any]:
     return {str(key).strip().lower(): value for key, value in values.items()}
 
 
-def _jsonl_rows(content: str) -> Iterator[_Row | _BadRow]:
+def _jsonl_rows(lines: Iterable[tuple[int, str]]) -> Iterator[_Row | _BadRow]:
     position = 0
-    for _, number, chunk in _lines(content):
+    for number, chunk in lines:
         if not chunk.strip():
             continue
         position += 1
@@ -410,8 +559,10 @@ def _jsonl_rows(content: str) -> Iterator[_Row | _BadRow]:
         yield _Row(position, number, _lower_keys(value))
 
 
-def _csv_header_and_rows(content: str) -> tuple[list[str], Iterator[_Row | _BadRow]]:
-    reader = csv.reader(io.StringIO(content, newline=""))
+def _csv_header_and_rows(
+    lines: Iterable[tuple[int, str]],
+) -> tuple[list[str], Iterator[_Row | _BadRow]]:
+    reader = csv.reader(chunk for _, chunk in lines)
     header: list[str] = []
     next_line = 1
     for record in reader:  # csv.Error here is reported by the caller as unreadable
@@ -441,18 +592,38 @@ def _csv_header_and_rows(content: str) -> tuple[list[str], Iterator[_Row | _BadR
     return header, rows()
 
 
+class _ParquetReadError(Exception):
+    """A Parquet file whose data could not be read past some row."""
+
+    def __init__(self, rows_read: int, error: Exception) -> None:
+        super().__init__(str(error))
+        self.rows_read = rows_read
+
+
 def _parquet_columns_and_rows(path: Path) -> tuple[list[str], Iterator[_Row | _BadRow]]:
-    originals = [str(name) for name in pq.read_schema(path).names]
+    """Column names (lower case), then rows read one record batch at a time."""
+    parquet = pq.ParquetFile(path)
+    originals = [str(name) for name in parquet.schema_arrow.names]
     names = [name.strip().lower() for name in originals]
     wanted = {original: name for original, name in zip(originals, names, strict=True)
               if name in _TABLE_COLUMNS}
-    table = pq.read_table(path, columns=list(wanted))
-    columns = {wanted[original]: table.column(original).to_pylist() for original in wanted}
 
     def rows() -> Iterator[_Row | _BadRow]:
-        for index in range(table.num_rows):
-            values = {name: column[index] for name, column in columns.items()}
-            yield _Row(index + 1, index + 1, values)
+        index = 0
+        batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(wanted))
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
+            except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+                raise _ParquetReadError(index, error) from error
+            columns = {wanted[original]: batch.column(original).to_pylist()
+                       for original in wanted}
+            for offset in range(batch.num_rows):
+                index += 1
+                yield _Row(index, index, {name: column[offset]
+                                          for name, column in columns.items()})
 
     return names, rows()
 
@@ -485,56 +656,67 @@ def _read_table(
     shown: str,
     columns: Sequence[str] | None,
     rows: Iterator[_Row | _BadRow],
-    collector: _Collector,
-) -> None:
-    """Shared row handling for JSONL, CSV and Parquet.
+    chunker: _Chunker,
+) -> Iterator[None]:
+    """Shared row handling for JSONL, CSV and Parquet, one row at a time.
 
     ``columns`` is the header when the format has one; JSONL has none, so a missing
-    ``abstract`` key is judged over all of its rows.
+    ``abstract`` key is judged over all of its rows: rows before the first one with that key
+    wait (their place only, not their values) until the file turns out to have it.
     """
     if columns is not None and "abstract" not in columns:
-        collector.problem(
+        chunker.problem(
             shown,
             "missing_column",
             f"{shown}: no 'abstract' column (columns: {', '.join(columns) or 'none'})",
         )
         return
-    pending: list[_Row] = []
     seen_rows = 0
-    seen_abstract_key = columns is not None
+    has_abstract_key = columns is not None
+    waiting: list[_Row | _BadRow] = []
     for row in rows:
         seen_rows += 1
-        if isinstance(row, _BadRow):
-            collector.problem(
-                shown,
-                "bad_row",
-                f"{shown}, row {row.position} (line {row.line}): {row.detail}",
-                position=row.position,
-                line=row.line,
-            )
-            continue
-        seen_abstract_key = seen_abstract_key or "abstract" in row.values
-        pending.append(row)
+        if not has_abstract_key:
+            if isinstance(row, _BadRow) or "abstract" not in row.values:
+                waiting.append(row if isinstance(row, _BadRow) else _Row(row.position,
+                                                                         row.line, {}))
+                continue
+            has_abstract_key = True
+            for earlier in waiting:
+                _take_row(shown, earlier, chunker)
+                yield
+            waiting = []
+        _take_row(shown, row, chunker)
+        yield
     if seen_rows == 0:
-        collector.problem(shown, "empty", f"{shown}: no data rows, no abstracts found")
+        chunker.problem(shown, "empty", f"{shown}: no data rows, no abstracts found")
         return
-    if not seen_abstract_key and pending:
-        collector.problem(
-            shown, "missing_column", f"{shown}: no row has an 'abstract' field"
+    if has_abstract_key:
+        return
+    for earlier in waiting:
+        if isinstance(earlier, _BadRow):
+            _take_row(shown, earlier, chunker)
+    if any(isinstance(earlier, _Row) for earlier in waiting):
+        chunker.problem(shown, "missing_column", f"{shown}: no row has an 'abstract' field")
+
+
+def _take_row(shown: str, row: _Row | _BadRow, chunker: _Chunker) -> None:
+    if isinstance(row, _BadRow):
+        chunker.problem(
+            shown,
+            "bad_row",
+            f"{shown}, row {row.position} (line {row.line}): {row.detail}",
+            position=row.position,
+            line=row.line,
         )
         return
-    for row in pending:
-        _add_row(shown, row, collector)
-
-
-def _add_row(shown: str, row: _Row, collector: _Collector) -> None:
     where = f"{shown}, row {row.position} (line {row.line})"
     abstract = row.values.get("abstract")
     if not isinstance(abstract, str) or not abstract.strip():
         found = "empty" if isinstance(abstract, str) else (
             "missing" if abstract is None else f"a {type(abstract).__name__}, not text"
         )
-        collector.problem(
+        chunker.problem(
             shown,
             "bad_row",
             f"{where}: abstract is {found}",
@@ -552,63 +734,132 @@ def _add_row(shown: str, row: _Row, collector: _Collector) -> None:
         source_id=_optional_text(row.values.get("id")),
         title=_optional_text(row.values.get("title")),
     )
-    collector.add(abstract, place, where)
+    chunker.add(abstract, place, where)
 
 
 # --------------------------------------------------------------------------- files
 
 
-def _read_file(path: Path, collector: _Collector) -> None:
+def _read_parquet(path: Path, chunker: _Chunker) -> Iterator[None]:
     shown = str(path)
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        try:
-            names, rows = _parquet_columns_and_rows(path)
-        except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
-            collector.problem(shown, "unreadable", f"{shown}: cannot read as Parquet: {error}")
-            return
-        collector.files.append(shown)
-        _read_table(shown, names, rows, collector)
+    try:
+        names, rows = _parquet_columns_and_rows(path)
+    except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+        chunker.problem(shown, "unreadable", f"{shown}: cannot read as Parquet: {error}")
+        return
+    chunker.files.append(shown)
+    try:
+        yield from _read_table(shown, names, rows, chunker)
+    except _ParquetReadError as broken:
+        chunker.problem(shown, "unreadable",
+                        f"{shown}: cannot read as Parquet after row {broken.rows_read:,}: "
+                        f"{broken}", position=broken.rows_read + 1)
+
+
+def _read_file(path: Path, chunker: _Chunker, block_bytes: int) -> Iterator[None]:
+    """Read one file into the chunker, yielding after each abstract or row taken."""
+    if path.suffix.lower() == ".parquet":
+        yield from _read_parquet(path, chunker)
+        return
+    shown = str(path)
+    try:
+        head, blocks = _blocks_of(path, block_bytes)
+        codec = _codec_for(head)
+        if codec == "utf-8":
+            readable = _check_utf8(blocks, shown, chunker)
+        else:
+            readable = _check_wide(blocks, shown, chunker, codec, head)
+    except OSError as error:
+        chunker.problem(shown, "unreadable",
+                        f"{shown}: cannot be read ({error.strerror or type(error).__name__})")
+        return
+    chunker.files.append(shown)  # listed as read even when its content is refused
+    if not readable:
         return
     try:
-        data = path.read_bytes()
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
-        collector.problem(shown, "unreadable", f"{shown}: cannot be read ({reason})")
-        return
-    collector.files.append(shown)
-    content = _decode(data, shown, collector)
-    if content is None:
-        return
-    if not content.strip():
-        collector.problem(shown, "empty", f"{shown}: empty file, no abstracts found")
-        return
+        yield from _parse_text_file(path, shown, _decoded(blocks, codec), chunker)
+    except (OSError, UnicodeDecodeError) as error:  # changed or vanished since the check
+        reason = error.strerror if isinstance(error, OSError) else "it changed while read"
+        chunker.problem(shown, "unreadable", f"{shown}: cannot be read ({reason})")
+
+
+def _parse_text_file(
+    path: Path, shown: str, pieces: Iterator[str], chunker: _Chunker
+) -> Iterator[None]:
+    suffix = path.suffix.lower()
     if suffix == ".txt":
-        _read_text(shown, content, collector)
+        yield from _read_text(shown, pieces, chunker)
     elif suffix == ".jsonl":
-        _read_table(shown, None, _jsonl_rows(content), collector)
+        yield from _read_table(shown, None, _jsonl_rows(_lines(pieces)), chunker)
     else:
         try:
-            header, rows = _csv_header_and_rows(content)
+            header, rows = _csv_header_and_rows(_lines(pieces))
         except csv.Error as error:
-            collector.problem(shown, "unreadable", f"{shown}: cannot read the CSV header ({error})")
+            chunker.problem(shown, "unreadable",
+                            f"{shown}: cannot read the CSV header ({error})")
             return
-        _read_table(shown, header, rows, collector)
+        yield from _read_table(shown, header, rows, chunker)
+
+
+def ingest_stream(
+    paths: Sequence[str | Path],
+    max_chars: int = DEFAULT_MAX_CHARS,
+    chunk_papers: int = DEFAULT_CHUNK_PAPERS,
+    *,
+    block_bytes: int = BLOCK_BYTES,
+) -> Iterator[IngestResult]:
+    """Read every abstract under ``paths`` (files, folders or glob patterns), in chunks.
+
+    Each chunk holds at most about ``chunk_papers`` entries (papers, repeats and problems
+    together) and the files first opened while it filled. A paper appears as a ``Paper`` in
+    exactly one chunk, the first where it is met; its later places in other chunks come as
+    ``repeats``. What stays for the whole stream is the set of returned ids (32 bytes each
+    plus set overhead, about 10 MB per 100,000 papers) and the list of files opened.
+    Problems are collected, never raised; messages are the same as ``ingest``'s.
+    """
+    if chunk_papers < 1 or block_bytes < 1:
+        raise ValueError("chunk_papers and block_bytes must be at least 1")
+    chunker = _Chunker(max_chars=max_chars)
+    opened: set[str] = set()
+    for raw in paths:
+        for path in _expand(raw, chunker):
+            key = os.path.realpath(path)
+            if key in opened:
+                continue
+            opened.add(key)
+            for _ in _read_file(path, chunker, block_bytes):
+                if chunker.size() >= chunk_papers:
+                    yield chunker.take()
+        if chunker.size() >= chunk_papers:
+            yield chunker.take()
+    if chunker.size() or chunker.files:
+        yield chunker.take()
+
+
+def merge_chunks(chunks: Iterable[IngestResult]) -> IngestResult:
+    """One result from a stream's chunks: each paper with all its places, repeats folded in."""
+    papers: dict[str, Paper] = {}
+    later: dict[str, list[Occurrence]] = {}
+    problems: list[IngestProblem] = []
+    files: list[str] = []
+    for chunk in chunks:
+        for paper in chunk.papers:
+            papers[paper.paper_id] = paper
+        for repeat in chunk.repeats:
+            later.setdefault(repeat.paper_id, []).append(repeat.occurrence)
+        problems.extend(chunk.problems)
+        files.extend(chunk.files)
+    merged = [
+        Paper(paper.paper_id, paper.text, paper.occurrences + tuple(later.get(pid, ())))
+        for pid, paper in papers.items()
+    ]
+    return IngestResult(papers=merged, problems=problems, files=files)
 
 
 def ingest(paths: Sequence[str | Path], max_chars: int = DEFAULT_MAX_CHARS) -> IngestResult:
-    """Read every abstract under ``paths`` (files, folders or glob patterns).
+    """Read every abstract under ``paths`` (files, folders or glob patterns) at once.
 
     Files are read in the order given (folders and patterns sorted by path), each file at
-    most once. Problems are collected, never raised.
+    most once. Problems are collected, never raised. The merged ``ingest_stream``.
     """
-    collector = _Collector(max_chars=max_chars)
-    seen: set[str] = set()
-    for raw in paths:
-        for path in _expand(raw, collector):
-            key = os.path.realpath(path)
-            if key in seen:
-                continue
-            seen.add(key)
-            _read_file(path, collector)
-    return collector.result()
+    return merge_chunks(ingest_stream(paths, max_chars))
