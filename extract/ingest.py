@@ -696,6 +696,7 @@ def _read_table(
     for earlier in waiting:
         if isinstance(earlier, _BadRow):
             _take_row(shown, earlier, chunker)
+            yield
     if any(isinstance(earlier, _Row) for earlier in waiting):
         chunker.problem(shown, "missing_column", f"{shown}: no row has an 'abstract' field")
 
@@ -810,8 +811,9 @@ def ingest_stream(
 ) -> Iterator[IngestResult]:
     """Read every abstract under ``paths`` (files, folders or glob patterns), in chunks.
 
-    Each chunk holds at most about ``chunk_papers`` entries (papers, repeats and problems
-    together) and the files first opened while it filled. A paper appears as a ``Paper`` in
+    Each chunk holds at most ``chunk_papers`` + 1 entries (papers, repeats and problems
+    together: a too-long paper brings its problem along) and the files first opened while
+    it filled. A paper appears as a ``Paper`` in
     exactly one chunk, the first where it is met; its later places in other chunks come as
     ``repeats``. What stays for the whole stream is the set of returned ids (32 bytes each
     plus set overhead, about 10 MB per 100,000 papers) and the list of files opened.
@@ -822,16 +824,17 @@ def ingest_stream(
     chunker = _Chunker(max_chars=max_chars)
     opened: set[str] = set()
     for raw in paths:
-        for path in _expand(raw, chunker):
+        files = _expand(raw, chunker)
+        if chunker.size() >= chunk_papers:
+            yield chunker.take()
+        for path in files:
             key = os.path.realpath(path)
             if key in opened:
                 continue
             opened.add(key)
-            for _ in _read_file(path, chunker, block_bytes):
+            for _ in itertools.chain(_read_file(path, chunker, block_bytes), [None]):
                 if chunker.size() >= chunk_papers:
                     yield chunker.take()
-        if chunker.size() >= chunk_papers:
-            yield chunker.take()
     if chunker.size() or chunker.files:
         yield chunker.take()
 
