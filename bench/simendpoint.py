@@ -1087,6 +1087,7 @@ class SimEndpoint:
 
         def run() -> None:
             loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
             self._loop = loop
             self._stop = asyncio.Event()
             try:
@@ -1095,11 +1096,15 @@ class SimEndpoint:
             except BaseException as problem:  # reported to the starting thread
                 failure.append(problem)
                 started.set()
-            finally:
-                for task in asyncio.all_tasks(loop):
+            finally:  # end open connections and batches so no socket is left unclosed
+                pending = asyncio.all_tasks(loop)
+                for task in pending:
                     task.cancel()
-                loop.run_until_complete(asyncio.sleep(0))
+                if pending:
+                    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+                loop.run_until_complete(loop.shutdown_asyncgens())
                 loop.close()
+                asyncio.set_event_loop(None)
 
         self._thread = threading.Thread(target=run, name="simendpoint", daemon=True)
         self._thread.start()
