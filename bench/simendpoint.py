@@ -154,6 +154,8 @@ class SimConfig:
     error_rate: float = 0.0  # share of admitted chat requests answered with a 500
     batch_seconds: float = 1.0
     batch_failure_rate: float = 0.0
+    max_batch_requests: int = 50_000  # OpenAI's limits per batch and per uploaded file
+    max_file_bytes: int = 200 * 1024 * 1024
     model: str = "gpt-4o-mini-sim"
 
     def __post_init__(self) -> None:
@@ -775,6 +777,9 @@ class SimServer:
             return _error(400, f"this simulator stores purpose 'batch' files only, "
                           f"not {purpose!r}", param="purpose")
         filename, data = fields["file"]
+        if len(data) > self.config.max_file_bytes:
+            return _error(400, f"file of {len(data):,} bytes is over the "
+                          f"{self.config.max_file_bytes:,}-byte limit", param="file")
         return _json_response(200, self.store_file(filename or "upload.jsonl", purpose,
                                                    data).describe())
 
@@ -861,6 +866,10 @@ class SimServer:
         step = self.config.batch_seconds / 3
         await asyncio.sleep(step)
         requests, errors = validate_batch_input(data, info["endpoint"])
+        if len(requests) > self.config.max_batch_requests:
+            errors = [{"code": "too_many_requests", "line": None, "param": None,
+                       "message": f"{len(requests):,} requests, over the limit of "
+                                  f"{self.config.max_batch_requests:,} per batch"}]
         if errors:
             info.update(status="failed", failed_at=int(time.time()),
                         errors={"object": "list", "data": errors})
@@ -1210,7 +1219,8 @@ def _config_from(args: argparse.Namespace) -> SimConfig:
                      concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm,
                      burst_s=args.burst_s, seed=args.seed, error_rate=args.error_rate,
                      batch_seconds=args.batch_seconds,
-                     batch_failure_rate=args.batch_failure_rate)
+                     batch_failure_rate=args.batch_failure_rate,
+                     max_batch_requests=args.max_batch_requests)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1228,6 +1238,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--error-rate", type=float, default=0.0)
     parser.add_argument("--batch-seconds", type=float, default=1.0)
     parser.add_argument("--batch-failure-rate", type=float, default=0.0)
+    parser.add_argument("--max-batch-requests", type=int, default=50_000)
     parser.add_argument("--config-json", default=None, help="a SimConfig as JSON (overrides)")
     parser.add_argument("--selftest", action="store_true",
                         help="spawn an endpoint, fire requests at it, print requests/s")

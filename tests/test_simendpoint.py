@@ -389,3 +389,19 @@ def test_synthetic_corpus_is_distinct_deterministic_and_ingestible(tmp_path: Pat
     text = ingest(write_corpus(tmp_path / "txt", 70, fmt="txt"))
     assert len(text.papers) == 70 and text.problems == []
     assert "Synthetic" in (text.papers[0].occurrences[0].collection or "")
+
+
+def test_batch_over_the_request_limit_fails(papers: list[Any]) -> None:
+    with SimEndpoint(SimConfig(batch_seconds=0.1, max_batch_requests=2)) as sim:
+        client = openai.OpenAI(base_url=sim.base_url, api_key="sk-test", max_retries=0)
+        try:
+            uploaded = client.files.create(file=("in.jsonl", jsonl(batch_lines(papers[:3]))),
+                                           purpose="batch")
+            batch = wait_for(client, client.batches.create(
+                input_file_id=uploaded.id, endpoint="/v1/chat/completions",
+                completion_window="24h").id)
+        finally:
+            client.close()
+    assert batch.status == "failed"
+    assert batch.errors is not None and batch.errors.data is not None
+    assert batch.errors.data[0].code == "too_many_requests"
