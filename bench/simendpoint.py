@@ -58,39 +58,43 @@ MAX_BODY_BYTES = 512 * 1024 * 1024
 
 # --------------------------------------------------------------------------- tokens
 
-_PIECE = re.compile(r" ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|_+|\s+")
+_PIECE = re.compile(r"[^\W\d_]+|\d{1,3}|[^\s\w]+|_+")
 _WORD_CHARS_PER_TOKEN = 7
-_PUNCT_CHARS_PER_TOKEN = 2
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _chunk_tokens(chunk: str) -> int:
+    """Tokens of one whitespace-free chunk (chunks repeat a lot, hence the cache)."""
+    total = 0
+    for match in _PIECE.finditer(chunk):
+        piece = match.group()
+        if piece[0].isalpha():
+            total += 1 if len(piece) <= _WORD_CHARS_PER_TOKEN + 2 else -(
+                -len(piece) // _WORD_CHARS_PER_TOKEN)
+        elif piece[0].isdigit() or piece[0] == "_":
+            total += 1
+        else:
+            total += (len(piece) + 1) // 2
+    return total
 
 
 @functools.lru_cache(maxsize=8192)
 def count_tokens(text: str) -> int:
     """Deterministic approximation of a BPE tokenizer's count (no vocabulary needed).
 
-    The text is split as GPT-style tokenizers pre-split it: letter runs with their leading
-    space, digit groups of at most 3, punctuation runs, whitespace runs. A word of up to 9
-    letters is one token, a longer one a token per 7 letters; a digit group is one token; a
-    punctuation run one per 2 characters; a whitespace run one.
+    The text is split as GPT-style tokenizers pre-split it: letter runs (with the space
+    before them), digit groups of at most 3, punctuation runs. A word of up to 9 letters
+    is one token, a longer one a token per 7 letters; a digit group one token; a
+    punctuation run one per 2 characters; each line break, tab and double space one more.
 
     Measured against Qwen2.5's tokenizer (151k-token BPE, through llama_cpp with
-    ``vocab_only=True``): the 63 bundled abstracts 16,390 vs 15,596 tokens (1.05x; per
-    abstract 0.93x to 1.21x), the extract_v2 system prompt 1.07x, the draft's JSON schema
+    ``vocab_only=True``): the 63 bundled abstracts 16,388 vs 15,596 tokens (1.05x; per
+    abstract 0.93x to 1.21x), the extract_v2 system prompt 1.08x, the draft's JSON schema
     1.02x, the example answers 1.00x. So it slightly over-counts, which is the safe side
-    for budgets and rate limits.
+    for budgets and rate limits. About 60 µs per 1,500-character abstract.
     """
-    total = 0
-    for match in _PIECE.finditer(text):
-        piece = match.group()
-        last = piece[-1]
-        if last.isalpha():
-            letters = len(piece.lstrip())
-            total += 1 if letters <= _WORD_CHARS_PER_TOKEN + 2 else math.ceil(
-                letters / _WORD_CHARS_PER_TOKEN)
-        elif last.isspace() or last.isdigit() or last == "_":
-            total += 1
-        else:
-            total += math.ceil(len(piece.lstrip()) / _PUNCT_CHARS_PER_TOKEN)
-    return total
+    spacing = text.count("\n") + text.count("\t") + text.count("  ")
+    return sum(map(_chunk_tokens, text.split())) + spacing
 
 
 def _content_text(content: Any) -> str:
@@ -347,7 +351,11 @@ def draft_for(abstract: str, schema: dict[str, Any] | None = None) -> dict[str, 
     sentences = [s for s in _SENTENCE.split(text) if s.strip()] or [text]
     methods: list[str] = []
     for sentence in sentences:
-        if _PROPOSAL.search(sentence):
+        if len(methods) >= 2:
+            break
+        lowered = sentence.lower()
+        if ("we " in lowered or "our " in lowered or "this " in lowered) \
+                and _PROPOSAL.search(sentence):
             methods += [n for n in _names(sentence) if n not in methods]
     methods = methods[:2]
     benchmarks: list[dict[str, Any]] = []
@@ -1164,11 +1172,19 @@ class SimEndpoint:
 # --------------------------------------------------------------------------- self-test
 
 
+# Sized like papersift's requests: a ~4 KB static system prompt, a ~1.5 KB abstract.
+_SELFTEST_SYSTEM = "Extract the paper's tasks, methods, benchmarks and gains as JSON. " * 60
+_SELFTEST_FILLER = ("The evaluation covers several settings and ablations in detail, comparing "
+                    "against strong baselines under equal compute budgets and reporting the "
+                    "variance across seeds. ") * 7
+
+
 def _selftest_body(index: int) -> bytes:
-    abstract = (f"We propose SimNet-{index}, a method for fast sorting. On the SortBench "
-                f"benchmark it improves accuracy by {index % 50}.5% over baselines.")
+    abstract = (f"We propose SimNet-{index}, a method for fast sorting. {_SELFTEST_FILLER}"
+                f"On the SortBench benchmark it improves accuracy by {index % 50}.5% over "
+                "baselines.")
     body = {"model": "sim", "max_tokens": 256, "messages": [
-        {"role": "system", "content": "Extract the paper's fields as JSON."},
+        {"role": "system", "content": _SELFTEST_SYSTEM},
         {"role": "user", "content": f'Abstract:\n"""\n{abstract}\n"""'}]}
     return json.dumps(body).encode()
 
@@ -1199,7 +1215,8 @@ async def _selftest_client(port: int, requests: int, connections: int) -> tuple[
 
 
 def selftest(requests: int = 2000, connections: int = 256, latency: str = "fixed:0.001") -> str:
-    """Requests per second a spawned endpoint sustains with a tiny fixed latency."""
+    """Requests per second a spawned endpoint sustains with a tiny fixed latency, for
+    requests sized like papersift's (~4 KB system prompt, ~1.5 KB abstract)."""
     config = SimConfig(latency=latency)
     with SimEndpoint.spawn(config) as sim:
         seconds, ok = asyncio.run(_selftest_client(sim.port, requests, connections))
