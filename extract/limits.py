@@ -5,7 +5,8 @@ each HTTP attempt (first ask, re-ask or retry alike) may leave. Before a request
 estimates the tokens the provider will count (prompt estimated from the request's size,
 plus its ``max_tokens``, as OpenAI counts against a tokens-per-minute limit) and waits
 until both token buckets allow it; after the answer it corrects the estimate from the
-answer's ``usage`` and follows the provider's ``x-ratelimit-*`` headers. A 429 pauses
+answer's ``usage`` and adopts the limits the provider's ``x-ratelimit-limit-*`` headers
+announce. A 429 pauses
 every request, not just the one that got it. With a budget, an attempt whose worst-case
 cost would cross it is refused before it is sent (:class:`BudgetExceededError`).
 """
@@ -99,11 +100,6 @@ class TokenBucket:
     def take(self, amount: float) -> None:
         self._refill()
         self.level -= amount
-
-    def cap(self, remaining: float) -> None:
-        """The server says only ``remaining`` is left: never assume more."""
-        self._refill()
-        self.level = min(self.level, remaining)
 
 
 @dataclass
@@ -220,28 +216,30 @@ class RequestGate:
         self._follow_headers(response)
 
     def _follow_headers(self, response: httpx2.Response) -> None:
+        """Adopt the limits a server announces (unless the user gave them) and pause all
+        requests after a 429. ``x-ratelimit-remaining-*`` is not used to pace: it was true
+        when the request was admitted, a whole latency ago, and every request sent since
+        would be counted twice."""
         headers = response.headers
         for kind in ("requests", "tokens"):
             limit = _number(headers.get(f"x-ratelimit-limit-{kind}"))
-            remaining = _number(headers.get(f"x-ratelimit-remaining-{kind}"))
-            bucket = self._requests if kind == "requests" else self._tokens
             configured = self.rpm if kind == "requests" else self.tpm
-            if limit and configured is None:
-                if bucket is None:
-                    bucket = TokenBucket(limit * RATE_SAFETY, clock=self.clock)
-                    bucket.level = 0.0  # what was already sent is unaccounted for
-                    if kind == "requests":
-                        self._requests = bucket
-                    else:
-                        self._tokens = bucket
-                else:
-                    bucket.set_rate(limit * RATE_SAFETY)
+            if not limit or configured is not None:
+                continue
+            bucket = self._requests if kind == "requests" else self._tokens
+            if bucket is None:
+                bucket = TokenBucket(limit * RATE_SAFETY, clock=self.clock)
+                bucket.level = 0.0  # what was sent before the limit was known counts
                 if kind == "requests":
-                    self.stats.learned_rpm = limit
+                    self._requests = bucket
                 else:
-                    self.stats.learned_tpm = limit
-            if bucket is not None and remaining is not None:
-                bucket.cap(remaining)
+                    self._tokens = bucket
+            else:
+                bucket.set_rate(limit * RATE_SAFETY)
+            if kind == "requests":
+                self.stats.learned_rpm = limit
+            else:
+                self.stats.learned_tpm = limit
         if response.status_code == 429:
             self.stats.paused_by_429 += 1
             wait = retry_after_seconds(headers)

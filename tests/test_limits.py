@@ -129,9 +129,10 @@ def test_limits_are_learned_from_headers_and_a_429_pauses_everyone(
     async def go() -> float:
         ticket = await gate.acquire(_request())
         gate.settle(ticket, _answer(100, 10, headers={
-            "x-ratelimit-limit-requests": "120", "x-ratelimit-remaining-requests": "0",
+            "x-ratelimit-limit-requests": "120", "x-ratelimit-remaining-requests": "119",
             "x-ratelimit-reset-requests": "500ms"}))
-        ticket = await gate.acquire(_request())  # must wait: nothing remains
+        # Must wait: the request already sent counts against the limit just learned.
+        ticket = await gate.acquire(_request())
         after_wait = clock()
         gate.settle(ticket, _answer(100, 10, status=429, headers={"retry-after": "7"}))
         await gate.acquire(_request())
