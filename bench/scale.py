@@ -1,0 +1,183 @@
+"""How papersift grows with the corpus: `papersift run` on N synthetic abstracts against the
+simulated endpoint, for each N given.
+
+For each N: a synthetic JSONL corpus (bench/synth.py), a fresh simulator in its own process
+(bench/simendpoint.py, fixed latency, as many slots as papersift's concurrency), then
+`papersift run CORPUS --db DB --base-url SIM --model gpt-4o-mini --concurrency C` as a
+subprocess, twice: cold, then the same command again (every answer now comes from the
+warehouse's cache). Reported per N: wall time of each run, the papersift process's peak
+resident set size (ru_maxrss from wait4 on that process: exact, not sampled), the
+warehouse file's size, and the time of every saved query (`papersift query NAME`, whole
+command, Python start-up included; in parentheses the SQL alone, run in this process).
+
+    python bench/scale.py [--papers 1000 10000 100000] [--concurrency 32] [--latency fixed:0.05]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.simendpoint import SimConfig, SimEndpoint
+from bench.synth import write_corpus
+from warehouse.query import run_sql, saved_queries
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MODEL = "gpt-4o-mini"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One finished subprocess: its wall time, exit status, peak RSS and output."""
+
+    seconds: float
+    status: int
+    peak_rss_mib: float
+    output: str
+
+
+def papersift_command() -> list[str]:
+    """The installed `papersift` next to this interpreter, else the module."""
+    script = Path(sys.executable).with_name("papersift")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "extract.cli"]
+
+
+def measured(command: list[str], env: dict[str, str]) -> Measured:
+    """Run ``command`` to its end; its own peak RSS comes from wait4's resource usage."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env=env, cwd=REPO_ROOT)
+    assert process.stdout is not None
+    output = process.stdout.read()
+    _, wait_status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(wait_status)  # reaped here, not by Popen
+    return Measured(seconds, process.returncode, usage.ru_maxrss / 1024, output)
+
+
+def outcomes(db: Path) -> dict[str, int]:
+    """Papers per outcome in the warehouse's latest run."""
+    rows = run_sql(db, "SELECT outcome, count(*) FROM run_papers WHERE run_id = "
+                       "(SELECT run_id FROM runs ORDER BY started DESC LIMIT 1) GROUP BY 1")
+    return {str(outcome): int(count) for outcome, count in rows.rows}
+
+
+def file_mb(db: Path) -> float:
+    wal = db.with_name(db.name + ".wal")
+    return (db.stat().st_size + (wal.stat().st_size if wal.exists() else 0)) / 1e6
+
+
+def one_size(papers: int, concurrency: int, latency: str, work: Path,
+             env: dict[str, str]) -> dict[str, object]:
+    corpus = work / f"corpus-{papers}"
+    db = work / f"scale-{papers}.duckdb"
+    write_corpus(corpus, papers, fmt="jsonl", seed=6)
+    command = [*papersift_command(), "run", str(corpus), "--db", str(db), "--model", MODEL,
+               "--concurrency", str(concurrency)]
+    with SimEndpoint.spawn(SimConfig(latency=latency, concurrency=concurrency)) as sim:
+        command += ["--base-url", sim.base_url]
+        cold = measured(command, env)
+        if cold.status != 0:
+            raise SystemExit(f"papersift run failed ({cold.status}):\n{cold.output[-3000:]}")
+        cold_outcomes = outcomes(db)
+        requests = sim.stats()["requests"]
+        warm = measured(command, env)
+        if warm.status != 0:
+            raise SystemExit(f"rerun failed ({warm.status}):\n{warm.output[-3000:]}")
+        warm_outcomes = outcomes(db)
+        assert sim.stats()["requests"] == requests, "the warm rerun sent requests"
+    queries = {}
+    for name, saved in saved_queries().items():
+        cli = measured([*papersift_command(), "query", name, "--db", str(db), "--format",
+                        "csv"], env)
+        if cli.status != 0:
+            raise SystemExit(f"papersift query {name} failed:\n{cli.output[-2000:]}")
+        started = time.perf_counter()
+        run_sql(db, saved.sql)
+        queries[name] = (cli.seconds, time.perf_counter() - started)
+    shutil.rmtree(corpus)
+    return {"papers": papers, "cold": cold, "warm": warm, "cold_outcomes": cold_outcomes,
+            "warm_outcomes": warm_outcomes, "requests": requests, "mb": file_mb(db),
+            "queries": queries}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the scale table: wall time, peak RSS, warehouse size, saved-query times."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--papers", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--concurrency", type=int, default=32,
+                        help="papersift --concurrency, and the simulator's slots")
+    parser.add_argument("--latency", default="fixed:0.05", help="the simulator's latency")
+    parser.add_argument("--keep", type=Path, help="keep the warehouses in this folder")
+    args = parser.parse_args(argv)
+    # The simulator takes any key; a dummy one keeps the openai client from asking.
+    env = {**os.environ, "OPENAI_API_KEY": "sk-simulated-endpoint", "NO_COLOR": "1"}
+    env.pop("PAPERSIFT_DB", None)
+    work = args.keep or Path(tempfile.mkdtemp(prefix="papersift-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    startup = measured([*papersift_command(), "--version"], env).seconds
+    results = []
+    for papers in args.papers:
+        result = one_size(papers, args.concurrency, args.latency, work, env)
+        results.append(result)
+        cold = result["cold"]
+        assert isinstance(cold, Measured)
+        print(f"{papers:,} papers: cold {cold.seconds:.1f} s, {result['cold_outcomes']}",
+              file=sys.stderr, flush=True)
+    print(f"\n`papersift run` against the simulated endpoint (latency {args.latency}, "
+          f"{args.concurrency} slots), --concurrency {args.concurrency}, synthetic JSONL "
+          f"corpora; peak RSS = ru_maxrss of the papersift process (wait4). "
+          f"Python start-up of `papersift --version`: {startup:.2f} s.\n")
+    names = list(saved_queries())
+    header = ["", *(f"{r['papers']:,}" for r in results)]
+    lines = [
+        ("cold run: wall s", [f"{_m(r, 'cold').seconds:.1f}" for r in results]),
+        ("cold run: abstracts/s", [f"{int(r['papers']) / _m(r, 'cold').seconds:.1f}"
+                                   for r in results]),
+        ("cold run: outcomes", [_fmt(r["cold_outcomes"]) for r in results]),
+        ("cold run: peak RSS MiB", [f"{_m(r, 'cold').peak_rss_mib:.0f}" for r in results]),
+        ("warm rerun: wall s", [f"{_m(r, 'warm').seconds:.1f}" for r in results]),
+        ("warm rerun: outcomes", [_fmt(r["warm_outcomes"]) for r in results]),
+        ("warm rerun: peak RSS MiB", [f"{_m(r, 'warm').peak_rss_mib:.0f}" for r in results]),
+        ("warehouse MB", [f"{float(r['mb']):.1f}" for r in results]),  # type: ignore[arg-type]
+        *((f"query {name}: s (SQL s)", [_query(r, name) for r in results]) for name in names),
+    ]
+    print("| " + " | ".join(header) + " |")
+    print("|---|" + "---:|" * len(results))
+    for label, cells in lines:
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    print(f"\n(total {time.perf_counter() - started:.0f} s; warehouses in {work})")
+    return 0
+
+
+def _m(result: dict[str, object], key: str) -> Measured:
+    value = result[key]
+    assert isinstance(value, Measured)
+    return value
+
+
+def _fmt(counts: object) -> str:
+    assert isinstance(counts, dict)
+    return " ".join(f"{count:,} {outcome}" for outcome, count in sorted(counts.items()))
+
+
+def _query(result: dict[str, object], name: str) -> str:
+    queries = result["queries"]
+    assert isinstance(queries, dict)
+    cli, sql = queries[name]
+    return f"{cli:.2f} ({sql:.3f})"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
