@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,7 @@ class Warehouse:
         self.path = Path(path)
         self.con = connect(self.path)
         self._columns: dict[str, list[str]] = {}
+        self._arrow_schemas: dict[str, pa.Schema] = {}
 
     def close(self) -> None:
         self.con.close()
@@ -100,6 +102,14 @@ class Warehouse:
             described = self.con.execute(f"DESCRIBE {table}").fetchall()
             self._columns[table] = [row[0] for row in described]
         return self._columns[table]
+
+    def _arrow_schema(self, table: str) -> pa.Schema:
+        """The table's columns as Arrow types (asked once per table and connection)."""
+        if table not in self._arrow_schemas:
+            self._arrow_schemas[table] = (
+                self.con.execute(f"SELECT * FROM {table} LIMIT 0").arrow().schema
+            )
+        return self._arrow_schemas[table]
 
     def write(self, batch: Batch) -> None:
         """Write every row of the batch in one transaction; keyed rows already stored are kept.
@@ -155,10 +165,12 @@ class Warehouse:
         # Build an Arrow table with the target's types so DuckDB inserts in bulk.
         schema_fields = []
         arrays = []
-        target = self.con.execute(f"SELECT * FROM {table} LIMIT 0").arrow().schema
+        target = self._arrow_schema(table)
         for name in present:
             arrow_type = target.field(name).type
-            values = [_arrow_value(row.get(name)) for row in rows]
+            values = [row.get(name) for row in rows]
+            if any(map(isinstance, values, repeat(dict))):  # JSON columns: encode dicts
+                values = [_arrow_value(value) for value in values]
             arrays.append(pa.array(values, type=arrow_type))
             schema_fields.append(pa.field(name, arrow_type))
         incoming = pa.Table.from_arrays(arrays, schema=pa.schema(schema_fields))
