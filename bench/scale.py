@@ -65,6 +65,20 @@ def measured(command: list[str], env: dict[str, str]) -> Measured:
     return Measured(seconds, process.returncode, usage.ru_maxrss / 1024, output)
 
 
+@dataclass(frozen=True)
+class SizeResult:
+    """Everything measured for one corpus size."""
+
+    papers: int
+    cold: Measured
+    warm: Measured
+    cold_outcomes: dict[str, int]
+    warm_outcomes: dict[str, int]
+    requests: int
+    mb: float
+    queries: dict[str, tuple[float, float]]  # name: (whole command s, SQL alone s)
+
+
 def outcomes(db: Path) -> dict[str, int]:
     """Papers per outcome in the warehouse's latest run."""
     rows = run_sql(db, "SELECT outcome, count(*) FROM run_papers WHERE run_id = "
@@ -78,7 +92,7 @@ def file_mb(db: Path) -> float:
 
 
 def one_size(papers: int, concurrency: int, latency: str, work: Path,
-             env: dict[str, str]) -> dict[str, object]:
+             env: dict[str, str]) -> SizeResult:
     corpus = work / f"corpus-{papers}"
     db = work / f"scale-{papers}.duckdb"
     write_corpus(corpus, papers, fmt="jsonl", seed=6)
@@ -106,9 +120,8 @@ def one_size(papers: int, concurrency: int, latency: str, work: Path,
         run_sql(db, saved.sql)
         queries[name] = (cli.seconds, time.perf_counter() - started)
     shutil.rmtree(corpus)
-    return {"papers": papers, "cold": cold, "warm": warm, "cold_outcomes": cold_outcomes,
-            "warm_outcomes": warm_outcomes, "requests": requests, "mb": file_mb(db),
-            "queries": queries}
+    return SizeResult(papers, cold, warm, cold_outcomes, warm_outcomes, int(requests),
+                      file_mb(db), queries)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,27 +144,27 @@ def main(argv: list[str] | None = None) -> int:
     for papers in args.papers:
         result = one_size(papers, args.concurrency, args.latency, work, env)
         results.append(result)
-        cold = result["cold"]
-        assert isinstance(cold, Measured)
-        print(f"{papers:,} papers: cold {cold.seconds:.1f} s, {result['cold_outcomes']}",
+        print(f"{papers:,} papers: cold {result.cold.seconds:.1f} s, {result.cold_outcomes}",
               file=sys.stderr, flush=True)
     print(f"\n`papersift run` against the simulated endpoint (latency {args.latency}, "
           f"{args.concurrency} slots), --concurrency {args.concurrency}, synthetic JSONL "
           f"corpora; peak RSS = ru_maxrss of the papersift process (wait4). "
           f"Python start-up of `papersift --version`: {startup:.2f} s.\n")
     names = list(saved_queries())
-    header = ["", *(f"{r['papers']:,}" for r in results)]
+    header = ["", *(f"{r.papers:,}" for r in results)]
     lines = [
-        ("cold run: wall s", [f"{_m(r, 'cold').seconds:.1f}" for r in results]),
-        ("cold run: abstracts/s", [f"{int(r['papers']) / _m(r, 'cold').seconds:.1f}"
-                                   for r in results]),
-        ("cold run: outcomes", [_fmt(r["cold_outcomes"]) for r in results]),
-        ("cold run: peak RSS MiB", [f"{_m(r, 'cold').peak_rss_mib:.0f}" for r in results]),
-        ("warm rerun: wall s", [f"{_m(r, 'warm').seconds:.1f}" for r in results]),
-        ("warm rerun: outcomes", [_fmt(r["warm_outcomes"]) for r in results]),
-        ("warm rerun: peak RSS MiB", [f"{_m(r, 'warm').peak_rss_mib:.0f}" for r in results]),
-        ("warehouse MB", [f"{float(r['mb']):.1f}" for r in results]),  # type: ignore[arg-type]
-        *((f"query {name}: s (SQL s)", [_query(r, name) for r in results]) for name in names),
+        ("cold run: wall s", [f"{r.cold.seconds:.1f}" for r in results]),
+        ("cold run: abstracts/s", [f"{r.papers / r.cold.seconds:.1f}" for r in results]),
+        ("cold run: outcomes", [_counts(r.cold_outcomes) for r in results]),
+        ("cold run: HTTP requests", [f"{r.requests:,}" for r in results]),
+        ("cold run: peak RSS MiB", [f"{r.cold.peak_rss_mib:.0f}" for r in results]),
+        ("warm rerun: wall s", [f"{r.warm.seconds:.1f}" for r in results]),
+        ("warm rerun: outcomes", [_counts(r.warm_outcomes) for r in results]),
+        ("warm rerun: peak RSS MiB", [f"{r.warm.peak_rss_mib:.0f}" for r in results]),
+        ("warehouse MB", [f"{r.mb:.1f}" for r in results]),
+        *((f"query {name}: s (SQL alone s)",
+           [f"{r.queries[name][0]:.2f} ({r.queries[name][1]:.3f})" for r in results])
+          for name in names),
     ]
     print("| " + " | ".join(header) + " |")
     print("|---|" + "---:|" * len(results))
@@ -161,22 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _m(result: dict[str, object], key: str) -> Measured:
-    value = result[key]
-    assert isinstance(value, Measured)
-    return value
-
-
-def _fmt(counts: object) -> str:
-    assert isinstance(counts, dict)
+def _counts(counts: dict[str, int]) -> str:
     return " ".join(f"{count:,} {outcome}" for outcome, count in sorted(counts.items()))
-
-
-def _query(result: dict[str, object], name: str) -> str:
-    queries = result["queries"]
-    assert isinstance(queries, dict)
-    cli, sql = queries[name]
-    return f"{cli:.2f} ({sql:.3f})"
 
 
 if __name__ == "__main__":

@@ -137,8 +137,8 @@ def run(templates: list[Batch], papers: int, per_write: int, folder: Path) -> di
             warehouse.write(pending)
             write_seconds += time.perf_counter() - started
             writes += 1
-        stored = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()[0]
-    assert stored == papers, (stored, papers)
+        stored = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()
+    assert stored == (papers,), (stored, papers)
     return {"rows": rows, "writes": writes, "seconds": write_seconds, "spent": dict(spent),
             "mb": path.stat().st_size / 1e6}
 
