@@ -14,6 +14,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -378,6 +379,10 @@ class Runner:
         self._pending_papers = 0
         self._last_flush = time.monotonic()
         self._hold_flush = False
+        # While the event loop runs, writes go to one writer thread so the loop keeps
+        # dispatching; a DuckDB write (insert + CHECKPOINT) takes tens of milliseconds.
+        self._writer: ThreadPoolExecutor | None = None
+        self._writing: Future[None] | None = None
         endpoint = extractor.endpoint
         # What produced this run's answers: stored on the run and on each extraction.
         self._provenance = {
@@ -480,7 +485,15 @@ class Runner:
 
     def _extract_all(self, jobs: Iterable[Job]) -> None:
         """Send the jobs through the extractor's async client, ``concurrency`` at a time."""
-        asyncio.run(self._dispatch(iter(jobs)))
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="warehouse-writer")
+        try:
+            asyncio.run(self._dispatch(iter(jobs)))
+        finally:
+            try:
+                self._wait_for_writer()
+            finally:
+                self._writer.shutdown(wait=True)
+                self._writer = None
 
     async def _dispatch(self, jobs: Iterator[Job]) -> None:
         async with self.extractor.session(self.gate):
@@ -548,17 +561,37 @@ class Runner:
         self._flush()
 
     def _flush(self, force: bool = False) -> None:
+        """Write the pending rows when a batch is due (always with ``force``). Inside the
+        event loop the write goes to the writer thread, one batch at a time; outside it
+        (or forced) it is done here, after any write in progress."""
+        if self._hold_flush and not force:
+            return
         due = (
             self._pending_papers >= FLUSH_EVERY_PAPERS
             or time.monotonic() - self._last_flush >= FLUSH_EVERY_SECONDS
         )
-        if self._hold_flush and not force:
+        if not self._pending_papers or not (force or due):
             return
-        if self._pending_papers and (force or due):
-            self.warehouse.write(self._pending)
-            self._pending = Batch()
-            self._pending_papers = 0
-            self._last_flush = time.monotonic()
+        if self._writer is not None and not force:
+            if self._writing is not None and not self._writing.done():
+                return  # rows keep collecting; the next batch is simply bigger
+            self._wait_for_writer()
+            self._writing = self._writer.submit(self.warehouse.write, self._take_pending())
+            return
+        self._wait_for_writer()
+        self.warehouse.write(self._take_pending())
+
+    def _take_pending(self) -> Batch:
+        batch, self._pending = self._pending, Batch()
+        self._pending_papers = 0
+        self._last_flush = time.monotonic()
+        return batch
+
+    def _wait_for_writer(self) -> None:
+        """Let the write in progress finish; raise its error, if any."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
 
 
 def _cached_answer(response: dict[str, Any]) -> dict[str, Any]:
