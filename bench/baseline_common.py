@@ -20,6 +20,7 @@ storing never fails:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
@@ -311,6 +312,11 @@ class BaselineExtractor(Extractor):
             self.notes.update(notes)
             self.timings.append((paper_id, time.perf_counter() - started))
         return outcome
+
+
+    async def extract_async(self, paper_id: str, text: str) -> Outcome:
+        """The runner's async road: the baseline's own sync call, in a worker thread."""
+        return await asyncio.to_thread(self.extract, paper_id, text)
 
 
 def request_failure(error: openai.APIError, log: CallLog) -> Failure:

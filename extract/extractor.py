@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,10 +20,19 @@ import instructor
 import openai
 from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
 from pydantic import ValidationError
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
+from tenacity import AsyncRetrying, Retrying, retry_if_exception_type, stop_after_attempt
 
 from extract.assemble import result_numbers
-from extract.llm import CallLog, CallRecord, Endpoint, RetryPolicy, build_client, call_log
+from extract.limits import BudgetExceededError, RequestGate
+from extract.llm import (
+    CallLog,
+    CallRecord,
+    Endpoint,
+    RetryPolicy,
+    build_async_client,
+    build_client,
+    call_log,
+)
 from prompts import Prompt
 from schemas import PaperDraft, PaperExtraction, draft_json_schema, schema_version
 from schemas.paper import content_hash
@@ -100,6 +110,9 @@ class Extractor:
         self.client, self.raw_client = build_client(
             endpoint, transport=transport, policy=policy, sleep=sleep
         )
+        self._transport = transport
+        self._policy = policy
+        self._async_client: instructor.AsyncInstructor | None = None
         self._secrets = (endpoint.api_key,) if endpoint.api_key else ()
 
     def close(self) -> None:
@@ -128,35 +141,77 @@ class Extractor:
             options["extra_body"] = {"response_format": {"type": "json_object", "schema": schema}}
         return options
 
+    def _create_kwargs(self, text: str) -> dict[str, Any]:
+        # No `context=`: with one, instructor renders every message as a Jinja
+        # template, and '{{ 7*7 }}' or '{%' in an abstract would be evaluated.
+        return {
+            "response_model": PaperDraft,
+            "messages": self.prompt.messages(text),
+            **self._request_options(text),
+        }
+
+    def _reask_rule(self) -> dict[str, Any]:
+        return {
+            "stop": stop_after_attempt(1 + self.max_reasks),
+            "retry": retry_if_exception_type((ValidationError, json.JSONDecodeError)),
+            "reraise": True,
+        }
+
     def extract(self, paper_id: str, text: str) -> Outcome:
         """Ask the model for the paper's fields; never raises for model or network trouble."""
         outcome = Outcome(paper_id=paper_id, cache_key=self.key_for(text))
         with call_log(self._secrets) as log:
             try:
-                # No `context=`: with one, instructor renders every message as a Jinja
-                # template, and '{{ 7*7 }}' or '{%' in an abstract would be evaluated.
                 outcome.draft = self.client.chat.completions.create(
-                    response_model=PaperDraft,
-                    messages=self.prompt.messages(text),  # type: ignore[arg-type]
-                    max_retries=Retrying(
-                        stop=stop_after_attempt(1 + self.max_reasks),
-                        retry=retry_if_exception_type((ValidationError, json.JSONDecodeError)),
-                        reraise=True,
-                    ),
-                    **self._request_options(text),
+                    max_retries=Retrying(**self._reask_rule()), **self._create_kwargs(text)
                 )
-            except IncompleteOutputException:
-                outcome.failure = Failure(
-                    "request",
-                    "length",
-                    f"the answer hit max_tokens={self.endpoint.max_tokens} before the JSON ended",
-                )
-            except InstructorRetryException as error:
-                self._after_retries(outcome, error, log)
-            except openai.APIError as error:
-                outcome.failure = _request_failure(error, log)
+            except (IncompleteOutputException, InstructorRetryException,
+                    openai.APIError) as error:
+                self._failed(outcome, error, log)
             self._finish(outcome, log)
         return outcome
+
+    @asynccontextmanager
+    async def session(self, gate: RequestGate | None = None) -> AsyncIterator[Extractor]:
+        """Open an async client for this event loop (paced by ``gate``) until the block
+        ends; extract_async needs one."""
+        client, raw = build_async_client(self.endpoint, transport=self._transport,
+                                         policy=self._policy, gate=gate)
+        self._async_client = client
+        try:
+            yield self
+        finally:
+            self._async_client = None
+            await raw.close()
+
+    async def extract_async(self, paper_id: str, text: str) -> Outcome:
+        """extract() for an event loop, inside ``session()``."""
+        if self._async_client is None:
+            raise RuntimeError("extract_async needs an open Extractor.session()")
+        outcome = Outcome(paper_id=paper_id, cache_key=self.key_for(text))
+        with call_log(self._secrets) as log:
+            try:
+                outcome.draft = await self._async_client.chat.completions.create(
+                    max_retries=AsyncRetrying(**self._reask_rule()),
+                    **self._create_kwargs(text),
+                )
+            except (IncompleteOutputException, InstructorRetryException,
+                    openai.APIError) as error:
+                self._failed(outcome, error, log)
+            self._finish(outcome, log)
+        return outcome
+
+    def _failed(self, outcome: Outcome, error: Exception, log: CallLog) -> None:
+        if isinstance(error, IncompleteOutputException):
+            outcome.failure = Failure(
+                "request",
+                "length",
+                f"the answer hit max_tokens={self.endpoint.max_tokens} before the JSON ended",
+            )
+        elif isinstance(error, InstructorRetryException):
+            self._after_retries(outcome, error, log)
+        elif isinstance(error, openai.APIError):
+            outcome.failure = _request_failure(error, log)
 
     def _after_retries(
         self, outcome: Outcome, error: InstructorRetryException, log: CallLog
@@ -223,6 +278,8 @@ def failure_reason(error: openai.APIError) -> str:
 
 
 def _request_failure(error: openai.APIError, log: CallLog) -> Failure:
+    if isinstance(error.__cause__, BudgetExceededError):
+        return Failure("budget", "max_cost", f"not sent: {error.__cause__}")
     reason = failure_reason(error)
     attempts = sum(1 for r in log.records if r.ask == log.asks) or 1
     return Failure("request", reason, log.redact(f"after {attempts} attempt(s): {error}")[:4000])

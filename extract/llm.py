@@ -9,12 +9,12 @@ Every HTTP attempt is reported to the :class:`CallLog` active in the current thr
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
-import email.utils
 import json
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,12 +24,15 @@ import httpx2
 import instructor
 import openai
 from tenacity import (
+    AsyncRetrying,
     RetryCallState,
     Retrying,
     retry_if_exception_type,
     stop_after_attempt,
     stop_after_delay,
 )
+
+from extract.limits import BudgetExceededError, RequestGate, retry_after_seconds
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 MODES = {
@@ -137,24 +140,7 @@ def _short(text: str, limit: int = 2000) -> str:
 
 
 def _retry_after_seconds(response: httpx2.Response) -> float | None:
-    value = response.headers.get("retry-after-ms")
-    if value:
-        try:
-            return max(float(value) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    value = response.headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
-            return None
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        return max((parsed - datetime.now(UTC)).total_seconds(), 0.0)
+    return retry_after_seconds(response.headers)
 
 
 class _WaitRetryAfterOrBackoff:
@@ -193,70 +179,53 @@ def _usage_from(response: httpx2.Response) -> tuple[int | None, int | None, str 
     return usage.get("prompt_tokens"), usage.get("completion_tokens"), finish
 
 
-class RetryingTransport(httpx2.BaseTransport):
-    """Wraps a transport with bounded, logged retries of transient failures."""
+_RETRIED_ERRORS = (RetryableStatusError, httpx2.TimeoutException, httpx2.NetworkError,
+                  httpx2.RemoteProtocolError)
 
-    def __init__(
-        self,
-        inner: httpx2.BaseTransport,
-        policy: RetryPolicy = RetryPolicy(),
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.inner = inner
-        self.policy = policy
-        self.sleep = sleep
 
-    def _retrying(self) -> Retrying:
-        return Retrying(
-            stop=stop_after_attempt(self.policy.max_attempts)
+class _Attempts:
+    """What the sync and async retrying transports share: the retry rule and the logging
+    of each attempt into the current CallLog."""
+
+    policy: RetryPolicy
+
+    def _retry_rule(self) -> dict[str, Any]:
+        return {
+            "stop": stop_after_attempt(self.policy.max_attempts)
             | stop_after_delay(self.policy.max_elapsed_s),
-            wait=_WaitRetryAfterOrBackoff(self.policy),
-            retry=retry_if_exception_type(
-                (RetryableStatusError, httpx2.TimeoutException, httpx2.NetworkError,
-                 httpx2.RemoteProtocolError)
-            ),
-            sleep=self.sleep,
-            reraise=True,
-        )
+            "wait": _WaitRetryAfterOrBackoff(self.policy),
+            "retry": retry_if_exception_type(_RETRIED_ERRORS),
+            "reraise": True,
+        }
 
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        log = _current_log.get()
-        if log is not None:
-            log.ask += 1
-        try:
-            for attempt in self._retrying():
-                with attempt:
-                    return self._send_once(request, log, attempt.retry_state.attempt_number)
-        except RetryableStatusError as exhausted:
-            # Hand the last answer to the SDK, which raises its own typed error for it.
-            return exhausted.response
-        raise AssertionError("unreachable: tenacity either returns or raises")
-
-    def _send_once(
-        self, request: httpx2.Request, log: CallLog | None, attempt: int
-    ) -> httpx2.Response:
+    @staticmethod
+    def _begin(log: CallLog | None, attempt: int) -> tuple[CallRecord, float]:
         started = datetime.now(UTC).replace(tzinfo=None)
-        clock = time.perf_counter()
-        record = CallRecord(
-            ask=log.ask if log else 0, attempt=attempt, status="ok", started=started
-        )
-        try:
-            response = self.inner.handle_request(request)
-            response.read()
-        except httpx2.TimeoutException as error:
+        record = CallRecord(ask=log.ask if log else 0, attempt=attempt, status="ok",
+                            started=started)
+        return record, time.perf_counter()
+
+    @staticmethod
+    def _failed(record: CallRecord, error: Exception) -> None:
+        if isinstance(error, httpx2.TimeoutException):
             record.status = "timeout"
-            record.error = f"{type(error).__name__}: {error}"
-            raise
-        except (httpx2.NetworkError, httpx2.RemoteProtocolError) as error:
+        elif isinstance(error, BudgetExceededError):
+            record.status = "not_sent"
+        else:
             record.status = "connection_error"
-            record.error = f"{type(error).__name__}: {error}"
-            raise
-        finally:
-            record.latency_ms = round((time.perf_counter() - clock) * 1000.0, 1)
-            if log is not None:
-                if record.error:
-                    record.error = log.redact(record.error)
-                log.records.append(record)
+        record.error = f"{type(error).__name__}: {error}"
+
+    @staticmethod
+    def _end(record: CallRecord, clock: float, log: CallLog | None) -> None:
+        record.latency_ms = round((time.perf_counter() - clock) * 1000.0, 1)
+        if log is not None:
+            if record.error:
+                record.error = log.redact(record.error)
+            log.records.append(record)
+
+    @staticmethod
+    def _answered(record: CallRecord, response: httpx2.Response, log: CallLog | None) -> None:
+        """Fill the record from a read response; raise for an answer worth retrying."""
         record.http_status = response.status_code
         if response.status_code >= 400:
             record.status = "http_error"
@@ -271,10 +240,126 @@ class RetryingTransport(httpx2.BaseTransport):
                 record.status = "empty_body"  # a 200 without an answer is no "ok"
         if response.status_code in RETRY_STATUSES:
             raise RetryableStatusError(response)
+
+
+class RetryingTransport(_Attempts, httpx2.BaseTransport):
+    """Wraps a transport with bounded, logged retries of transient failures."""
+
+    def __init__(
+        self,
+        inner: httpx2.BaseTransport,
+        policy: RetryPolicy = RetryPolicy(),
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.inner = inner
+        self.policy = policy
+        self.sleep = sleep
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        log = _current_log.get()
+        if log is not None:
+            log.ask += 1
+        try:
+            for attempt in Retrying(sleep=self.sleep, **self._retry_rule()):
+                with attempt:
+                    return self._send_once(request, log, attempt.retry_state.attempt_number)
+        except RetryableStatusError as exhausted:
+            # Hand the last answer to the SDK, which raises its own typed error for it.
+            return exhausted.response
+        raise AssertionError("unreachable: tenacity either returns or raises")
+
+    def _send_once(
+        self, request: httpx2.Request, log: CallLog | None, attempt: int
+    ) -> httpx2.Response:
+        record, clock = self._begin(log, attempt)
+        try:
+            response = self.inner.handle_request(request)
+            response.read()
+        except (httpx2.TimeoutException, httpx2.NetworkError,
+                httpx2.RemoteProtocolError) as error:
+            self._failed(record, error)
+            raise
+        finally:
+            self._end(record, clock, log)
+        self._answered(record, response, log)
         return response
 
     def close(self) -> None:
         self.inner.close()
+
+
+class ThreadedTransport(httpx2.AsyncBaseTransport):
+    """Runs a sync-only transport (a recorder, a replayer) in worker threads so the async
+    client can use it."""
+
+    def __init__(self, inner: httpx2.BaseTransport) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        await request.aread()
+        response = await asyncio.to_thread(self.inner.handle_request, request)
+        await asyncio.to_thread(response.read)
+        return response
+
+    async def aclose(self) -> None:
+        self.inner.close()
+
+
+class AsyncRetryingTransport(_Attempts, httpx2.AsyncBaseTransport):
+    """The async twin of RetryingTransport; each attempt first passes the RequestGate
+    (rate limits, budget) when there is one."""
+
+    def __init__(
+        self,
+        inner: httpx2.AsyncBaseTransport,
+        policy: RetryPolicy = RetryPolicy(),
+        gate: RequestGate | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.inner = inner
+        self.policy = policy
+        self.gate = gate
+        self.sleep = sleep
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        log = _current_log.get()
+        if log is not None:
+            log.ask += 1
+        await request.aread()
+        try:
+            async for attempt in AsyncRetrying(sleep=self.sleep, **self._retry_rule()):
+                with attempt:
+                    return await self._send_once(request, log,
+                                                 attempt.retry_state.attempt_number)
+        except RetryableStatusError as exhausted:
+            return exhausted.response
+        raise AssertionError("unreachable: tenacity either returns or raises")
+
+    async def _send_once(
+        self, request: httpx2.Request, log: CallLog | None, attempt: int
+    ) -> httpx2.Response:
+        record, clock = self._begin(log, attempt)
+        ticket = None
+        response = None
+        try:
+            if self.gate is not None:
+                ticket = await self.gate.acquire(request)
+                clock = time.perf_counter()  # latency is the server's, not the wait's
+            response = await self.inner.handle_async_request(request)
+            await response.aread()
+        except (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError,
+                BudgetExceededError) as error:
+            self._failed(record, error)
+            raise
+        finally:
+            self._end(record, clock, log)
+            if ticket is not None and self.gate is not None:
+                self.gate.settle(ticket, response)
+        self._answered(record, response, log)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 @dataclass(frozen=True)
@@ -336,6 +421,40 @@ def build_client(
         timeout=httpx2.Timeout(endpoint.timeout_s, connect=10.0),
     )
     raw = openai.OpenAI(
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key or "not-needed",
+        max_retries=0,
+        timeout=endpoint.timeout_s,
+        http_client=http_client,
+    )
+    client = instructor.from_openai(raw, mode=MODES[endpoint.mode])
+    client.on("parse:error", _mark_invalid)
+    return client, raw
+
+
+def build_async_client(
+    endpoint: Endpoint,
+    *,
+    transport: httpx2.BaseTransport | httpx2.AsyncBaseTransport | None = None,
+    policy: RetryPolicy = RetryPolicy(),
+    gate: RequestGate | None = None,
+) -> tuple[instructor.AsyncInstructor, openai.AsyncOpenAI]:
+    """The async instructor client for the endpoint, paced by ``gate`` when given. A
+    sync-only transport runs in worker threads."""
+    if endpoint.mode not in MODES:
+        raise ValueError(f"unknown mode {endpoint.mode!r}; choose one of {sorted(MODES)}")
+    if transport is None:
+        inner: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport(
+            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=None))
+    elif isinstance(transport, httpx2.AsyncBaseTransport):
+        inner = transport
+    else:
+        inner = ThreadedTransport(transport)
+    http_client = httpx2.AsyncClient(
+        transport=AsyncRetryingTransport(inner, policy=policy, gate=gate),
+        timeout=httpx2.Timeout(endpoint.timeout_s, connect=10.0),
+    )
+    raw = openai.AsyncOpenAI(
         base_url=endpoint.base_url,
         api_key=endpoint.api_key or "not-needed",
         max_retries=0,

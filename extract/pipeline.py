@@ -8,12 +8,12 @@ from the cache without paying twice.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import secrets
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +25,7 @@ from extract.assemble import ASSEMBLY_VERSION, Assembled, assemble
 from extract.extractor import Extractor, Failure, Outcome
 from extract.grounding import Alignment, align
 from extract.ingest import IngestProblem, IngestResult, ingest
+from extract.limits import RequestGate
 from schemas import PaperDraft, PaperExtraction, schema_version
 from schemas.numbers import numbers_in, value_matches
 from warehouse import Warehouse
@@ -288,6 +289,9 @@ class Job:
 
 
 UNKNOWN_FAILURE = Failure("unknown", "unknown", "no result and no reason")
+BUDGET_SPENT = Failure("budget", "max_cost",
+                       "not sent: the run's --max-cost budget was reached; rerun with a "
+                       "larger budget to extract it")
 
 
 def outcome_batch(
@@ -356,8 +360,11 @@ class Runner:
         run_id: str | None = None,
         inputs: Iterable[str] = (),
         extra_params: dict[str, Any] | None = None,
+        gate: RequestGate | None = None,
     ) -> None:
         self.warehouse = warehouse
+        self.gate = gate
+        self.stopped_by_budget = False
         self.extractor = extractor
         self.concurrency = max(1, concurrency)
         self.use_cache = use_cache
@@ -471,39 +478,49 @@ class Runner:
         self._flush(force=True)
         return to_send
 
-    def _extract_all(self, jobs: list[Job]) -> None:
-        if not jobs:
-            return
-        pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="extract")
-        try:
-            pending: set[Future[Outcome]] = set()
-            queue = iter(jobs)
-            # Keep at most 2x concurrency in flight so Ctrl-C has little to cancel.
-            for job in queue:
-                pending.add(pool.submit(self.extractor.extract, job.paper_id, job.text))
-                if len(pending) >= 2 * self.concurrency:
-                    break
-            while pending:
-                done, pending = wait(pending, timeout=FLUSH_EVERY_SECONDS,
-                                     return_when=FIRST_COMPLETED)
-                # Record every finished answer before an error (Ctrl-C inside a request)
-                # propagates, so work already paid for is never dropped.
-                raised: BaseException | None = None
-                for future in done:
-                    error = future.exception()
-                    if error is not None:
-                        raised = raised or error
+    def _extract_all(self, jobs: Iterable[Job]) -> None:
+        """Send the jobs through the extractor's async client, ``concurrency`` at a time."""
+        asyncio.run(self._dispatch(iter(jobs)))
+
+    async def _dispatch(self, jobs: Iterator[Job]) -> None:
+        async with self.extractor.session(self.gate):
+            running: set[asyncio.Task[None]] = set()
+            try:
+                for job in jobs:
+                    if self.stopped_by_budget:
+                        self._record(Outcome(paper_id=job.paper_id,
+                                             cache_key=self.extractor.key_for(job.text),
+                                             failure=BUDGET_SPENT))
                         continue
-                    self._record(future.result())
-                    next_job = next(queue, None)
-                    if next_job is not None and raised is None:
-                        pending.add(pool.submit(self.extractor.extract, next_job.paper_id,
-                                                next_job.text))
-                if raised is not None:
-                    raise raised
-                self._flush()
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+                    while len(running) >= self.concurrency:
+                        running = await self._settle(running)
+                    running.add(asyncio.create_task(self._extract_one(job)))
+                while running:
+                    running = await self._settle(running)
+            finally:
+                for task in running:
+                    task.cancel()
+                if running:
+                    await asyncio.wait(running)
+
+    async def _settle(self, running: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:
+        """Wait for a task to end (or a flush to be due); raise what a task raised."""
+        done, running = await asyncio.wait(running, timeout=FLUSH_EVERY_SECONDS,
+                                           return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            error = task.exception()
+            if error is not None:
+                raise error
+        self._flush()
+        return running
+
+    async def _extract_one(self, job: Job) -> None:
+        outcome = await self.extractor.extract_async(job.paper_id, job.text)
+        # Recorded in the same step as the answer arrives: an interrupt raised by another
+        # task can never drop an answer already paid for.
+        self._record(outcome)
+        if outcome.failure is not None and outcome.failure.stage == "budget":
+            self.stopped_by_budget = True
 
     def _record(self, outcome: Outcome) -> None:
         """Turn an outcome into rows in the pending batch and update the summary."""

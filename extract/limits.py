@@ -1,0 +1,285 @@
+"""Client-side pacing of requests: requests and tokens per minute, and a spending cap.
+
+The runner bounds how many abstracts are in flight; a :class:`RequestGate` decides when
+each HTTP attempt (first ask, re-ask or retry alike) may leave. Before a request it
+estimates the tokens the provider will count (prompt estimated from the request's size,
+plus its ``max_tokens``, as OpenAI counts against a tokens-per-minute limit) and waits
+until both token buckets allow it; after the answer it corrects the estimate from the
+answer's ``usage`` and follows the provider's ``x-ratelimit-*`` headers. A 429 pauses
+every request, not just the one that got it. With a budget, an attempt whose worst-case
+cost would cross it is refused before it is sent (:class:`BudgetExceededError`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import httpx2
+
+# Pace at this share of a learned or configured limit: close enough to the ceiling to be
+# worth it, far enough that clock skew between client and server rarely yields a 429.
+RATE_SAFETY = 0.95
+# Prompt tokens per byte of request body before any answer has said better (the body's
+# JSON framing and escapes make it a bit more than raw text's ~4 characters per token).
+INITIAL_TOKENS_PER_BYTE = 0.25
+# Without max_tokens OpenAI counts this many completion tokens against the limit.
+DEFAULT_MAX_TOKENS = 4096
+_DURATION = re.compile(r"(?P<value>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class BudgetExceededError(Exception):
+    """An attempt was not sent: its worst-case cost would cross the run's budget."""
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """US dollars per million prompt and completion tokens."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def cost(self, prompt_tokens: float, completion_tokens: float) -> float:
+        return (prompt_tokens * self.input_per_mtok
+                + completion_tokens * self.output_per_mtok) / 1e6
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in an OpenAI reset header: '1s', '6m0s', '120ms', '1h2m3.5s', or a number."""
+    text = text.strip()
+    try:
+        return max(float(text), 0.0)
+    except ValueError:
+        pass
+    parts = list(_DURATION.finditer(text))
+    if not parts or "".join(p.group(0) for p in parts) != text:
+        return None
+    return sum(float(p["value"]) * _UNIT_SECONDS[p["unit"]] for p in parts)
+
+
+class TokenBucket:
+    """Refills continuously at ``per_minute / 60`` per second up to ``burst_s`` seconds'
+    worth; an amount larger than the whole bucket may leave when it is full (it then
+    runs a debt), so no request waits forever."""
+
+    def __init__(self, per_minute: float, burst_s: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.burst_s = burst_s
+        self.rate = 0.0
+        self.capacity = 1.0
+        self.set_rate(per_minute)
+        self.level = self.capacity
+        self.updated = clock()
+
+    def set_rate(self, per_minute: float) -> None:
+        self.rate = max(per_minute, 1e-9) / 60.0
+        self.capacity = max(self.rate * self.burst_s, 1.0)
+
+    def _refill(self) -> None:
+        now = self.clock()
+        self.level = min(self.capacity, self.level + (now - self.updated) * self.rate)
+        self.updated = now
+
+    def wait_s(self, amount: float) -> float:
+        """Seconds until ``amount`` may be taken (0 when it may be taken now)."""
+        self._refill()
+        needed = min(amount, self.capacity)
+        return 0.0 if self.level >= needed else (needed - self.level) / self.rate
+
+    def take(self, amount: float) -> None:
+        self._refill()
+        self.level -= amount
+
+    def cap(self, remaining: float) -> None:
+        """The server says only ``remaining`` is left: never assume more."""
+        self._refill()
+        self.level = min(self.level, remaining)
+
+
+@dataclass
+class Ticket:
+    """What one attempt was charged before it left, to be settled when it returns."""
+
+    body_bytes: int
+    prompt_estimate: float
+    max_tokens: int
+    cost_reserved: float = 0.0
+
+
+@dataclass
+class GateStats:
+    waited_s: float = 0.0
+    paused_by_429: int = 0
+    refused_by_budget: int = 0
+    learned_rpm: float | None = None
+    learned_tpm: float | None = None
+
+
+@dataclass
+class RequestGate:
+    """Paces attempts under requests/tokens-per-minute limits and a budget (see module doc).
+
+    ``rpm``/``tpm`` are the provider's limits as configured by the user (paced at
+    RATE_SAFETY of them); when they are None, limits announced in ``x-ratelimit-limit-*``
+    headers are adopted. One gate serves one event loop.
+    """
+
+    rpm: float | None = None
+    tpm: float | None = None
+    budget_usd: float | None = None
+    pricing: Pricing | None = None
+    clock: Callable[[], float] = time.monotonic
+    tokens_per_byte: float = INITIAL_TOKENS_PER_BYTE
+    spent_usd: float = 0.0
+    reserved_usd: float = 0.0
+    stats: GateStats = field(default_factory=GateStats)
+
+    def __post_init__(self) -> None:
+        if self.budget_usd is not None and self.pricing is None:
+            raise ValueError("a budget needs prices to count against it")
+        self._requests = (TokenBucket(self.rpm * RATE_SAFETY, clock=self.clock)
+                          if self.rpm else None)
+        self._tokens = (TokenBucket(self.tpm * RATE_SAFETY, clock=self.clock)
+                        if self.tpm else None)
+        self._paused_until = 0.0
+
+    # -- before ------------------------------------------------------------------------
+
+    def estimate(self, request: httpx2.Request) -> Ticket:
+        """Prompt tokens from the body's size; completion from its max_tokens."""
+        content = request.content
+        max_tokens = DEFAULT_MAX_TOKENS
+        try:
+            body = json.loads(content)
+            value = body.get("max_completion_tokens") or body.get("max_tokens")
+            if isinstance(value, int) and value > 0:
+                max_tokens = value
+        except (ValueError, AttributeError):
+            pass
+        return Ticket(len(content), len(content) * self.tokens_per_byte, max_tokens)
+
+    def _wait_s(self, ticket: Ticket) -> float:
+        waits = [self._paused_until - self.clock()]
+        if self._requests is not None:
+            waits.append(self._requests.wait_s(1))
+        if self._tokens is not None:
+            waits.append(self._tokens.wait_s(ticket.prompt_estimate + ticket.max_tokens))
+        return max(waits)
+
+    def _reserve(self, ticket: Ticket) -> None:
+        if self.budget_usd is None or self.pricing is None:
+            return
+        worst = self.pricing.cost(ticket.prompt_estimate, ticket.max_tokens)
+        if self.spent_usd + self.reserved_usd + worst > self.budget_usd:
+            self.stats.refused_by_budget += 1
+            raise BudgetExceededError(
+                f"budget ${self.budget_usd:.4f} reached: ${self.spent_usd:.4f} spent, "
+                f"${self.reserved_usd:.4f} in flight, this request could cost ${worst:.5f}")
+        ticket.cost_reserved = worst
+        self.reserved_usd += worst
+
+    async def acquire(self, request: httpx2.Request) -> Ticket:
+        """Wait until the request may leave, then charge it; raises BudgetExceededError."""
+        ticket = self.estimate(request)
+        self._reserve(ticket)
+        while (wait := self._wait_s(ticket)) > 0:
+            self.stats.waited_s += wait
+            await asyncio.sleep(wait)
+        if self._requests is not None:
+            self._requests.take(1)
+        if self._tokens is not None:
+            self._tokens.take(ticket.prompt_estimate + ticket.max_tokens)
+        return ticket
+
+    # -- after -------------------------------------------------------------------------
+
+    def settle(self, ticket: Ticket, response: httpx2.Response | None) -> None:
+        """Correct the charge from the answer's usage and headers (None: no answer)."""
+        self.reserved_usd -= ticket.cost_reserved
+        if response is None:
+            return
+        prompt, completion = _usage(response)
+        if prompt is not None:
+            if self.pricing is not None:
+                self.spent_usd += self.pricing.cost(prompt, completion or 0)
+            if self._tokens is not None:
+                self._tokens.take(prompt - ticket.prompt_estimate)
+            if ticket.body_bytes:
+                observed = prompt / ticket.body_bytes
+                self.tokens_per_byte = 0.8 * self.tokens_per_byte + 0.2 * observed
+        self._follow_headers(response)
+
+    def _follow_headers(self, response: httpx2.Response) -> None:
+        headers = response.headers
+        for kind in ("requests", "tokens"):
+            limit = _number(headers.get(f"x-ratelimit-limit-{kind}"))
+            remaining = _number(headers.get(f"x-ratelimit-remaining-{kind}"))
+            bucket = self._requests if kind == "requests" else self._tokens
+            configured = self.rpm if kind == "requests" else self.tpm
+            if limit and configured is None:
+                if bucket is None:
+                    bucket = TokenBucket(limit * RATE_SAFETY, clock=self.clock)
+                    bucket.level = 0.0  # what was already sent is unaccounted for
+                    if kind == "requests":
+                        self._requests = bucket
+                    else:
+                        self._tokens = bucket
+                else:
+                    bucket.set_rate(limit * RATE_SAFETY)
+                if kind == "requests":
+                    self.stats.learned_rpm = limit
+                else:
+                    self.stats.learned_tpm = limit
+            if bucket is not None and remaining is not None:
+                bucket.cap(remaining)
+        if response.status_code == 429:
+            self.stats.paused_by_429 += 1
+            wait = retry_after_seconds(headers)
+            self._paused_until = max(self._paused_until, self.clock() + (wait or 1.0))
+
+
+def _number(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def retry_after_seconds(headers: httpx2.Headers) -> float | None:
+    """What a server's ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date) asks."""
+    millis = _number(headers.get("retry-after-ms"))
+    if millis is not None:
+        return max(millis / 1000.0, 0.0)
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    seconds = _number(value)
+    if seconds is not None:
+        return max(seconds, 0.0)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+
+
+def _usage(response: httpx2.Response) -> tuple[int | None, int | None]:
+    try:
+        usage = json.loads(response.content).get("usage") or {}
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return None, None
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    return (prompt if isinstance(prompt, int) else None,
+            completion if isinstance(completion, int) else None)
