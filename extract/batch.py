@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -91,9 +91,10 @@ def _now() -> datetime:
 def prepare_request(extractor: Extractor, text: str) -> tuple[type[Any], dict[str, Any]]:
     """(response model instructor parses the answer with, request body) for one abstract:
     the body the live path sends, ``extra_body`` merged in as the SDK merges it."""
-    mode = MODES[extractor.endpoint.mode]
-    model, kwargs = handle_response_model(PaperDraft, mode=mode,
-                                          **extractor.request_kwargs(text))
+    # The very arguments extract() hands instructor's create().
+    create_kwargs = extractor._create_kwargs(text)
+    model, kwargs = handle_response_model(create_kwargs.pop("response_model"),
+                                          mode=MODES[extractor.endpoint.mode], **create_kwargs)
     extra = kwargs.pop("extra_body", None) or {}
     assert model is not None
     return model, {**kwargs, **extra}
@@ -234,7 +235,8 @@ class BatchRunner(Runner):
         self.submitted: list[str] = []
         self.only_batch = only_batch  # resume this batch and submit nothing
 
-    def _extract_all(self, jobs: list[Job]) -> None:
+    def _extract_all(self, jobs: Iterable[Job]) -> None:
+        jobs = list(jobs)
         if not jobs:
             return
         if self.extractor.endpoint.kind == "local":

@@ -121,11 +121,6 @@ class Extractor:
     def key_for(self, text: str) -> str:
         return cache_key(self.endpoint, self.prompt.version, text)
 
-    def request_kwargs(self, text: str) -> dict[str, Any]:
-        """What ``extract`` hands instructor for this abstract, besides the response model:
-        the messages and the request options (the Batch API mode builds its lines from it)."""
-        return {"messages": self.prompt.messages(text), **self._request_options(text)}
-
     def _request_options(self, text: str) -> dict[str, Any]:
         options: dict[str, Any] = {
             "model": self.endpoint.model,
