@@ -25,7 +25,14 @@ from instructor.processing.response import handle_response_model, process_respon
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
-from extract.extractor import Extractor, Failure, Outcome, _completion_text, _is_json_error
+from extract.extractor import (
+    Extractor,
+    Failure,
+    Outcome,
+    _completion_text,
+    _is_json_error,
+    failure_reason,
+)
 from extract.llm import MODES, CallRecord, Endpoint, redact
 from extract.pipeline import Job, Runner, outcome_batch
 from schemas import PaperDraft, schema_version
@@ -251,7 +258,7 @@ class BatchRunner(Runner):
         new_jobs = [job for key, job in wanted.items() if key not in covered]
         records = list(found)
         if self.only_batch is None:
-            records += self._submit(new_jobs)
+            records += self._submit(new_jobs, wanted)
         else:
             for job in new_jobs:  # asked to resume one batch: it lacks these, say so
                 self._record(Outcome(paper_id=job.paper_id,
@@ -266,7 +273,9 @@ class BatchRunner(Runner):
 
     # -- submit --------------------------------------------------------------------
 
-    def _submit(self, jobs: Sequence[Job]) -> list[BatchRecord]:
+    def _submit(self, jobs: Sequence[Job], wanted: dict[str, Job]) -> list[BatchRecord]:
+        """Upload the jobs' lines and create batches; a refused chunk's papers are recorded
+        as failed (and taken out of ``wanted``)."""
         if not jobs:
             return []
         client = self.extractor.raw_client
@@ -283,14 +292,24 @@ class BatchRunner(Runner):
 
         for chunk in chunks(lines(), self.options.max_requests, self.options.max_bytes):
             content = b"".join(line for _, line in chunk)
-            uploaded = client.files.create(
-                file=(f"papersift-{self.run_id}.jsonl", content, "application/jsonl"),
-                purpose="batch",
-            )
-            remote = client.batches.create(
-                input_file_id=uploaded.id, endpoint=BATCH_URL,
-                completion_window=COMPLETION_WINDOW, metadata={"papersift_run": self.run_id},
-            )
+            try:
+                uploaded = client.files.create(
+                    file=(f"papersift-{self.run_id}.jsonl", content, "application/jsonl"),
+                    purpose="batch",
+                )
+                remote = client.batches.create(
+                    input_file_id=uploaded.id, endpoint=BATCH_URL,
+                    completion_window=COMPLETION_WINDOW,
+                    metadata={"papersift_run": self.run_id},
+                )
+            except openai.APIError as error:  # refused: its papers fail, with the reason
+                failure = Failure("request", f"batch_submit_{failure_reason(error)}",
+                                  self._redact(f"submitting the batch failed: {error}")[:4000])
+                for request, _ in chunk:
+                    wanted.pop(request.cache_key, None)
+                    self._record(Outcome(paper_id=request.paper_id,
+                                         cache_key=request.cache_key, failure=failure))
+                continue
             record = self._record_of(remote.id, uploaded.id, remote.status, len(chunk))
             record_submission(self.warehouse, record, [request for request, _ in chunk])
             self.submitted.append(remote.id)
@@ -316,7 +335,10 @@ class BatchRunner(Runner):
         started = time.monotonic()
         while pending:
             for batch_id in list(pending):
-                remote = client.batches.retrieve(batch_id)
+                try:
+                    remote = client.batches.retrieve(batch_id)
+                except openai.APIError as error:
+                    raise self._stalled(batch_id, "checking", error) from error
                 counts = remote.request_counts
                 detail = None
                 if remote.errors is not None and remote.errors.data:
@@ -334,9 +356,22 @@ class BatchRunner(Runner):
                     open_batches=len(pending), elapsed_s=time.monotonic() - started))
                 if remote.status in TERMINAL:
                     pending.pop(batch_id)
-                    self._collect(get_batch(self.warehouse, batch_id), wanted)
+                    try:
+                        self._collect(get_batch(self.warehouse, batch_id), wanted)
+                    except openai.APIError as error:
+                        raise self._stalled(batch_id, "downloading the results of",
+                                            error) from error
             if pending:
                 self.sleep(self.options.poll_interval_s)
+
+    def _stalled(self, batch_id: str, doing: str, error: openai.APIError) -> BatchError:
+        return BatchError(self._redact(
+            f"{doing} batch {batch_id} failed ({error}); the batch is stored: rerun the same "
+            f"command, or `papersift batch resume {batch_id}`, to continue"))
+
+    def _redact(self, text: str) -> str:
+        key = self.extractor.endpoint.api_key
+        return redact(text, (key,) if key else ())
 
     def _download(self, file_id: str | None) -> dict[str, dict[str, Any]]:
         if not file_id:
@@ -399,7 +434,11 @@ def cancel_batch(warehouse: Warehouse, client: openai.OpenAI, batch_id: str) -> 
     if record.collected is not None:
         raise BatchError(f"batch {batch_id} is already collected (by run "
                          f"{record.collected_run_id})")
-    remote = client.batches.cancel(batch_id)
+    try:
+        remote = client.batches.cancel(batch_id)
+    except openai.APIStatusError as error:
+        raise BatchError(f"the provider refused to cancel {batch_id}: HTTP "
+                         f"{error.status_code}: {error.message}") from error
     update_status(warehouse, batch_id, status=remote.status,
                   completed_count=remote.request_counts.completed
                   if remote.request_counts else None,

@@ -63,6 +63,8 @@ class FakeBatchAPI:
     jobs: dict[str, FakeJob] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
     interrupt_on_poll: int | None = None  # raise KeyboardInterrupt at this poll (1-based)
+    refuse_uploads: bool = False  # answer uploads with HTTP 400
+    failing_polls: int = 0  # answer this many polls with HTTP 401
     polls: int = 0
 
     def transport(self) -> httpx2.MockTransport:
@@ -79,6 +81,8 @@ class FakeBatchAPI:
         self.requests.append((request.method, path))
         parts = path.strip("/").split("/")
         if parts == ["files"] and request.method == "POST":
+            if self.refuse_uploads:
+                return httpx2.Response(400, json={"error": {"message": "file too large"}})
             return self._upload(request)
         if parts[0] == "files" and len(parts) == 3 and parts[2] == "content":
             return httpx2.Response(200, content=self.files[parts[1]])
@@ -116,6 +120,9 @@ class FakeBatchAPI:
         return httpx2.Response(200, json=info)
 
     def _poll(self, job: FakeJob) -> httpx2.Response:
+        if self.failing_polls:
+            self.failing_polls -= 1
+            return httpx2.Response(401, json={"error": {"message": "bad key"}})
         self.polls += 1
         if self.interrupt_on_poll is not None and self.polls == self.interrupt_on_poll:
             raise KeyboardInterrupt  # what Ctrl-C looks like from inside a request

@@ -180,6 +180,26 @@ def test_cancel_then_resume_by_id(tmp_path: Path) -> None:
         resume_batch(settings, "batch_fake_1", transport=api.transport(), endpoint=ENDPOINT)
 
 
+def test_a_refused_submission_fails_its_papers_with_the_reason(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    summary = _batch_run(db, FakeBatchAPI(refuse_uploads=True))
+    assert summary.line() == "63 abstracts: 0 extracted, 0 from cache, 63 failed"
+    assert stored_rows(db, "SELECT reason, count(*) FROM failures GROUP BY 1") == [
+        ("batch_submit_http_400", 63)]
+    assert _one(db, "SELECT count(*) FROM batches") == 0
+
+
+def test_a_failed_poll_stops_cleanly_and_a_rerun_resumes(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    api = FakeBatchAPI(failing_polls=1)
+    with pytest.raises(BatchError, match=r"batch_fake_1.*rerun"):
+        _batch_run(db, api, retry=RetryPolicy(max_attempts=1))
+    assert stored_rows(db, "SELECT status FROM runs") == [("crashed",)]
+    assert ENDPOINT.api_key not in str(stored_rows(db, "SELECT * FROM batches"))
+    summary = _batch_run(db, api)
+    assert summary.n_extracted == 63 and len(api.jobs) == 1
+
+
 def test_large_runs_are_split_into_several_batches(tmp_path: Path) -> None:
     api = FakeBatchAPI()
     summary = _batch_run(tmp_path / "w.duckdb", api,
