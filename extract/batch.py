@@ -157,7 +157,10 @@ class ResultReader:
         if status != 200 or not isinstance(body, dict):
             record.status = "http_error"
             record.error = self._redact(json.dumps(entry.get("error") or body)[:500])
-            reason = f"batch_http_{status}" if isinstance(status, int) else "batch_error"
+            code = (entry.get("error") or {}).get("code")
+            reason = (f"batch_http_{status}" if isinstance(status, int)
+                      else f"batch_{code}" if isinstance(code, str) and code.isidentifier()
+                      else "batch_error")
             outcome.failure = Failure("request", reason, f"{batch.batch_id}: {record.error}")
             return outcome
         usage = body.get("usage") or {}

@@ -19,7 +19,7 @@ from tests.conftest import chat_completion
 from tests.fakes import fake_answer
 
 _ABSTRACT = re.compile(r'Abstract:\n"""\n(.*)\n"""', re.S)
-FAULTS = ("http_500", "invalid_json", "schema_violation", "length", "missing")
+FAULTS = ("http_500", "server_error", "invalid_json", "schema_violation", "length", "missing")
 
 
 def answer_for(body: dict[str, Any], fault: str | None = None) -> dict[str, Any]:
@@ -143,6 +143,10 @@ class FakeBatchAPI:
         for line in lines:
             fault = self.faults.get(line["custom_id"])
             if fault == "missing":
+                continue
+            if fault == "server_error":  # a line the provider could not run at all
+                errors.append({"id": "r", "custom_id": line["custom_id"], "response": None,
+                               "error": {"code": "server_error", "message": "failed"}})
                 continue
             if fault == "http_500":
                 errors.append({"id": "r", "custom_id": line["custom_id"], "error": None,

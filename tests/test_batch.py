@@ -20,7 +20,7 @@ from extract.extractor import Extractor
 from extract.llm import Endpoint, RetryPolicy
 from prompts import load_prompt
 from tests.conftest import CORPUS, ScriptedServer, stored_rows
-from tests.fakebatch import FakeBatchAPI, answer_for
+from tests.fakebatch import FAULTS, FakeBatchAPI, answer_for
 from tests.fakes import FakeModel
 
 ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json",
@@ -102,23 +102,24 @@ def test_faulty_lines_are_failures_and_a_rerun_resubmits_only_them(tmp_path: Pat
     probe = FakeBatchAPI()
     _batch_run(tmp_path / "probe.duckdb", probe)
     ids = sorted(line["custom_id"] for line in probe.uploaded_lines)
-    faults = dict(zip(ids, ["http_500", "invalid_json", "schema_violation", "length",
-                            "missing"], strict=False))
+    faults = dict(zip(ids, FAULTS, strict=False))
     api = FakeBatchAPI(faults=faults)
     summary = _batch_run(db, api)
-    assert summary.line() == "63 abstracts: 58 extracted, 0 from cache, 5 failed"
+    assert summary.line() == "63 abstracts: 57 extracted, 0 from cache, 6 failed"
     reasons = dict(stored_rows(db, "SELECT paper_id, reason FROM failures"))
-    assert reasons == {ids[0]: "batch_http_500", ids[1]: "invalid_json",
-                       ids[2]: "schema_violation", ids[3]: "length", ids[4]: "batch_missing"}
+    assert reasons == {ids[0]: "batch_http_500", ids[1]: "batch_server_error",
+                       ids[2]: "invalid_json", ids[3]: "schema_violation", ids[4]: "length",
+                       ids[5]: "batch_missing"}
     assert dict(stored_rows(db, "SELECT paper_id, status FROM calls WHERE status <> 'ok'")) == {
-        ids[0]: "http_error", ids[1]: "invalid", ids[2]: "invalid", ids[3]: "length"}
+        ids[0]: "http_error", ids[1]: "http_error", ids[2]: "invalid", ids[3]: "invalid",
+        ids[4]: "length"}
     assert _one(db, "SELECT count(*) FROM run_papers") == 63
 
     api.faults = {}
     again = _batch_run(db, api)
-    assert again.line() == "63 abstracts: 5 extracted, 58 from cache, 0 failed"
+    assert again.line() == "63 abstracts: 6 extracted, 57 from cache, 0 failed"
     assert len(api.jobs) == 2
-    assert sorted(line["custom_id"] for line in api.jobs["batch_fake_2"].lines) == ids[:5]
+    assert sorted(line["custom_id"] for line in api.jobs["batch_fake_2"].lines) == ids[:6]
     assert _one(db, "SELECT count(*) FROM latest_extractions") == 63
     assert _one(db, "SELECT count(*) FROM extractions") == 63
 
