@@ -11,11 +11,19 @@ from typing import Any
 
 import httpx2
 
-from extract.batch import BatchOptions, BatchRunner, PollCallback, cancel_batch, check_resumable
-from extract.endpoints import EndpointOptions, EndpointPlan, plan_endpoint
+from extract.batch import (
+    BatchError,
+    BatchOptions,
+    BatchRunner,
+    PollCallback,
+    cancel_batch,
+    check_resumable,
+)
+from extract.endpoints import EndpointError, EndpointOptions, EndpointPlan, plan_endpoint
 from extract.evaluate import Evaluation, GoldError, evaluate, load_gold
 from extract.extractor import Extractor
 from extract.ingest import DEFAULT_MAX_CHARS
+from extract.limits import Pricing, RequestGate
 from extract.llm import Endpoint, RetryPolicy, build_client
 from extract.pipeline import (
     IngestReport,
@@ -28,6 +36,7 @@ from extract.pipeline import (
     jobs_from,
     new_run_id,
 )
+from extract.prices import pricing_for
 from extract.recording import recording_transport
 from prompts import DEFAULT_PROMPT, load_prompt
 from warehouse import Warehouse
@@ -47,6 +56,10 @@ class RunSettings:
     prompt: str = DEFAULT_PROMPT
     retry: RetryPolicy = RetryPolicy()
     record_to: Path | None = None  # save every HTTP exchange here (see extract.recording)
+    rpm: float | None = None  # the endpoint's limits; None: learned from its headers
+    tpm: float | None = None
+    max_cost: float | None = None  # US$; None: no budget
+    price: tuple[float, float] | None = None  # US$ per million tokens, over the price table
     batch: BatchOptions | None = None  # send through the OpenAI Batch API (extract.batch)
 
 
@@ -98,6 +111,10 @@ def _extract_jobs(
             finally:
                 live.close()
 
+    if settings.batch is not None and settings.max_cost is not None:
+        raise BatchError("--max-cost paces live requests; a batch is priced before it is "
+                         "sent: check it with --batch --dry-run instead")
+    gate = request_gate(settings, plan.endpoint)
     # Keys only: no connection is made by building a client.
     keys_only = Extractor(plan.endpoint, prompt, max_reasks=_reasks(settings, plan.endpoint))
     try:
@@ -107,7 +124,10 @@ def _extract_jobs(
             progress=progress,
             run_id=run_id,
             inputs=inputs,
-            extra_params={"prompt": settings.prompt, "max_chars": settings.max_chars},
+            extra_params={"prompt": settings.prompt, "max_chars": settings.max_chars,
+                          "rpm": settings.rpm, "tpm": settings.tpm,
+                          "max_cost": settings.max_cost},
+            gate=gate,
         )
         if settings.batch is None:
             runner = Runner(warehouse, keys_only, **common)
@@ -117,6 +137,19 @@ def _extract_jobs(
         return runner.run(jobs, open_live)
     finally:
         keys_only.close()
+
+
+def request_gate(settings: RunSettings, endpoint: Endpoint) -> RequestGate:
+    """The pacing of a run's requests: its limits, its budget and the model's prices."""
+    pricing = pricing_for(endpoint.model, override=settings.price)
+    if endpoint.kind == "local":
+        pricing = Pricing(0.0, 0.0)  # a local model costs nothing per token
+    if settings.max_cost is not None and pricing is None:
+        raise EndpointError(
+            f"--max-cost needs the price of {endpoint.model!r}, which the price table lacks: "
+            "pass --price IN OUT (US$ per million prompt and completion tokens)")
+    return RequestGate(rpm=settings.rpm, tpm=settings.tpm, budget_usd=settings.max_cost,
+                       pricing=pricing)
 
 
 def run_inputs(
@@ -297,7 +330,6 @@ class Estimate:
 def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     """Read the inputs and the cache (read-only) and estimate tokens and cost; nothing is
     written, no server is started and no request is made."""
-    from extract.evaluate import PRICES_PER_MTOK
     from extract.ingest import ingest
     from warehouse.db import connect
 
@@ -322,11 +354,12 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     prompt_chars = sum(len(prompt.system) + len(prompt.user(job.text)) for job in to_send)
     prompt_tokens = round(prompt_chars / CHARS_PER_TOKEN)
     completion_tokens = COMPLETION_TOKENS_PER_ABSTRACT * len(to_send)
+    pricing = pricing_for(plan.endpoint.model, override=settings.price,
+                          batch=settings.batch is not None)
     if plan.endpoint.kind == "local":
         cost: float | None = 0.0
-    elif plan.endpoint.model in PRICES_PER_MTOK:
-        price_in, price_out = PRICES_PER_MTOK[plan.endpoint.model]
-        cost = (prompt_tokens * price_in + completion_tokens * price_out) / 1e6
+    elif pricing is not None:
+        cost = pricing.cost(prompt_tokens, completion_tokens)
     else:
         cost = None
     return Estimate(

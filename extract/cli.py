@@ -32,6 +32,7 @@ from extract.endpoints import EndpointError, EndpointOptions
 from extract.evaluate import GoldError, headline
 from extract.ingest import DEFAULT_MAX_CHARS, IngestProblem
 from extract.pipeline import RunSummary
+from extract.prices import PriceError
 from prompts import PromptError
 from report.render import ReportError, write_report
 from warehouse import Warehouse, WarehouseError
@@ -58,7 +59,7 @@ def _known_errors(func: Callable[P, R]) -> Callable[P, R]:
 
         try:
             return func(*args, **kwargs)
-        except (WarehouseError, EndpointError, PromptError, ModelError,
+        except (WarehouseError, EndpointError, PromptError, ModelError, PriceError,
                 LocalServerError, GoldError, ReportError, BatchError) as error:
             raise click.ClickException(str(error)) from error
 
@@ -96,8 +97,22 @@ def endpoint_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      help="Cap on the answer's length; hitting it is a failure."),
         click.option("--timeout", type=float,
                      help="Seconds per HTTP request [default: 600 local, 180 remote]."),
-        click.option("--concurrency", type=int, default=1, show_default=True,
-                     help="Requests in flight at once."),
+        click.option("--concurrency", type=click.IntRange(min=1), default=1,
+                     show_default=True, help="Abstracts in flight at once."),
+        click.option("--rpm", type=click.FloatRange(min=0, min_open=True),
+                     help="The endpoint's requests-per-minute limit; papersift paces itself "
+                          "under it [default: learned from x-ratelimit-* headers]."),
+        click.option("--tpm", type=click.FloatRange(min=0, min_open=True),
+                     help="The endpoint's tokens-per-minute limit (prompt + max_tokens per "
+                          "request, as OpenAI counts it) [default: learned from headers]."),
+        click.option("--max-cost", type=click.FloatRange(min=0),
+                     help="Stop sending once this many US dollars are spent, re-asks and "
+                          "retries included; the rest are recorded as failures "
+                          "(reason max_cost) for a later run."),
+        click.option("--price", type=(float, float), metavar="IN OUT",
+                     help="US$ per million prompt and completion tokens for this model, "
+                          "instead of the price table (extract/prices.toml, "
+                          "PAPERSIFT_PRICES)."),
         click.option("--no-cache", is_flag=True,
                      help="Ask the model even when a cached answer exists."),
         click.option("--max-reasks", type=int,
@@ -178,6 +193,10 @@ def _settings(db: Path, kw: dict[str, Any]) -> app.RunSettings:
         use_cache=not kw["no_cache"],
         max_chars=kw["max_chars"],
         max_reasks=kw["max_reasks"],
+        rpm=kw["rpm"],
+        tpm=kw["tpm"],
+        max_cost=kw["max_cost"],
+        price=kw["price"],
         batch=BatchOptions(poll_interval_s=kw.get("poll_interval", 30.0))
         if kw.get("use_batch") else None,
     )
@@ -239,7 +258,10 @@ def _print_summary(summary: RunSummary, db: Path) -> None:
     if len(summary.failures) > 10:
         click.echo(f"  … and {len(summary.failures) - 10} more: papersift query failures --db {db}")
     _print_problems(summary.input_problems, "input problem", db)
-    if summary.status != "finished":
+    if summary.status == "budget_reached":
+        click.echo("  run stopped at its --max-cost budget: rerun with a larger budget to "
+                   "continue (what is stored stays; nothing is paid twice)")
+    elif summary.status != "finished":
         click.echo(f"  run {summary.status}: rerun the same command to continue")
 
 

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import duckdb
 
 from extract.grounding import normalize
+from extract.prices import pricing_for
 from schemas.numbers import numbers_in, value_matches
 
 GOLD_FORMAT = "papersift-gold/1"
@@ -39,15 +40,6 @@ _GENERIC_WORDS = frozenset({
 _TOKEN = re.compile(r"[a-z0-9]+")
 _PAREN = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
 _STOP_WORDS = frozenset({"of", "for", "and", "in", "on", "with", "to", "via", "by", "from"})
-
-# US$ per million tokens (input, output). Local models cost nothing per token.
-PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1-nano": (0.10, 0.40),
-}
-
 
 class GoldError(Exception):
     """The gold file cannot be used: missing, malformed, or for other texts."""
@@ -386,7 +378,7 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 
 def score(gold: Gold, predictions: Sequence[PredictedPaper], model: str | None,
-          *, local: bool = False) -> dict[str, Any]:
+          *, local: bool = False, batch: bool = False) -> dict[str, Any]:
     """Every figure of an evaluation, as a JSON-ready dict. Cost comes from the price table
     for ``model``; a local model costs nothing; any other model's cost is unknown (None)."""
     by_id = {p.paper_id: p for p in predictions}
@@ -439,10 +431,10 @@ def score(gold: Gold, predictions: Sequence[PredictedPaper], model: str | None,
     completion_tokens = sum(p.completion_tokens for p in scored)
     n = len(gold.papers)
     with_asks = [p for p in scored if p.asks is not None]
-    price = PRICES_PER_MTOK.get(model or "")
+    pricing = pricing_for(model or "", batch=batch)
     cost_per_1000: float | None = None
-    if price is not None and scored:
-        cost = (prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6
+    if pricing is not None and scored:
+        cost = pricing.cost(prompt_tokens, completion_tokens)
         cost_per_1000 = round(cost / len(scored) * 1000, 4)
     elif local:
         cost_per_1000 = 0.0
@@ -511,7 +503,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, gold: Gold, run_id: str | None = No
     """Score one run (default: the latest that touched the gold papers) and store the result."""
     paper_ids = [p.paper_id for p in gold.papers]
     run_id = run_id or latest_run_for(con, paper_ids)
-    run = con.execute("SELECT model, prompt_version, schema_version, endpoint FROM runs "
+    run = con.execute("SELECT model, prompt_version, schema_version, endpoint, "
+                      "coalesce(json_extract(params, '$.batch')::BOOLEAN, false) FROM runs "
                       "WHERE run_id = ?", [run_id]).fetchone()
     if run is None:
         raise GoldError(f"no run {run_id!r} in this warehouse (see `papersift runs`)")
@@ -521,7 +514,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, gold: Gold, run_id: str | None = No
         raise GoldError(f"{gold.path}: none of its papers are in this warehouse; ingest the "
                         "corpus it was written for")
     local = str(run[3] or "").startswith("gguf:")  # the endpoint identity of a local model
-    metrics = score(gold, load_predictions(con, run_id, paper_ids), run[0], local=local)
+    metrics = score(gold, load_predictions(con, run_id, paper_ids), run[0], local=local,
+                    batch=bool(run[4]))
     created = datetime.now(UTC).replace(tzinfo=None)
     eval_id = f"eval_{created:%Y%m%dT%H%M%S%f}_{run_id[-6:]}"
     evaluation = Evaluation(eval_id, run_id, run[0], run[1], run[2], gold, metrics)

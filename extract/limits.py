@@ -91,8 +91,10 @@ class TokenBucket:
     def wait_s(self, amount: float) -> float:
         """Seconds until ``amount`` may be taken (0 when it may be taken now)."""
         self._refill()
-        needed = min(amount, self.capacity)
-        return 0.0 if self.level >= needed else (needed - self.level) / self.rate
+        short = min(amount, self.capacity) - self.level
+        # A shortfall below a millionth is rounding, not a reason to sleep (a sleep that
+        # short would not even move a float clock).
+        return 0.0 if short <= 1e-6 else short / self.rate
 
     def take(self, amount: float) -> None:
         self._refill()

@@ -425,7 +425,7 @@ class Runner:
                     self._extract_all(to_send)
             else:
                 self._extract_all(to_send)
-            status = "finished"
+            status = "budget_reached" if self.stopped_by_budget else "finished"
         except KeyboardInterrupt:
             status = "interrupted"
             raise

@@ -227,3 +227,18 @@ def test_batch_commands_list_stored_batches(tmp_path: Path) -> None:
     for command in (["batch", "resume", "--help"], ["batch", "cancel", "--help"],
                     ["run", "--help"], ["extract", "--help"]):
         assert "--batch" in CliRunner().invoke(cli, command).output or command[0] == "batch"
+
+
+def test_a_batch_dry_run_prices_at_batch_rates_and_max_cost_is_refused(tmp_path: Path) -> None:
+    from extract.app import estimate_run
+    from extract.endpoints import EndpointOptions
+
+    options = EndpointOptions(provider="compatible", base_url="http://fake.test/v1",
+                              model="gpt-4o-mini", mode="tools")
+    live = estimate_run([str(CORPUS)], RunSettings(db=tmp_path / "w.duckdb", endpoint=options))
+    batch = estimate_run([str(CORPUS)], RunSettings(db=tmp_path / "w.duckdb", endpoint=options,
+                                                    batch=FAST))
+    assert live.cost_usd is not None and batch.cost_usd is not None
+    assert batch.cost_usd == pytest.approx(live.cost_usd / 2)
+    with pytest.raises(BatchError, match="max-cost"):
+        _batch_run(tmp_path / "w.duckdb", FakeBatchAPI(), max_cost=1.0)
