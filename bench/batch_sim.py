@@ -17,15 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.simendpoint import SimConfig, SimEndpoint  # noqa: E402
-
 from extract.app import RunSettings, run_inputs  # noqa: E402
 from extract.batch import BatchOptions  # noqa: E402
 from extract.endpoints import EndpointOptions  # noqa: E402
+from extract.prices import pricing_for  # noqa: E402
 from warehouse.query import run_sql  # noqa: E402
-
-# gpt-4o-mini list prices are $0.15 / $0.60 per million input / output tokens; the Batch
-# API bills half.
-BATCH_PRICE_PER_MTOK = (0.075, 0.30)
 
 
 def main() -> None:
@@ -62,7 +58,9 @@ def main() -> None:
           f"({batches[0]} batch(es), {batches[1]} requests)")
     print(f"rerun:     {again.line()} in {warm:.1f} s")
     if answered:
-        cost = (prompt * BATCH_PRICE_PER_MTOK[0] + completion * BATCH_PRICE_PER_MTOK[1]) / 1e6
+        pricing = pricing_for("gpt-4o-mini", batch=True)  # extract/prices.toml
+        assert pricing is not None
+        cost = pricing.cost(prompt, completion)
         print(f"per answered abstract: {prompt / answered:,.0f} prompt + "
               f"{completion / answered:,.1f} completion tokens (usage of {answered} answers)")
         print(f"cost at gpt-4o-mini batch prices: ${cost / answered * 1000:.4f} per 1,000 "

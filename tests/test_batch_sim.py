@@ -14,14 +14,11 @@ from typing import Any
 
 import pytest
 
+from bench.simendpoint import SimConfig, SimEndpoint
 from extract.app import RunSettings, cancel_stored_batch, resume_batch, run_inputs
 from extract.batch import BatchOptions, BatchProgress
 from extract.endpoints import EndpointOptions
 from tests.conftest import CORPUS, ROOT, stored_rows
-
-simendpoint = pytest.importorskip("bench.simendpoint",
-                                  reason="bench/simendpoint.py lands with the i6-sim branch")
-SimConfig, SimEndpoint = simendpoint.SimConfig, simendpoint.SimEndpoint
 
 
 def _settings(db: Path, base_url: str, poll: float = 0.05) -> RunSettings:
@@ -74,6 +71,7 @@ def test_a_cancelled_batch_stores_what_it_finished_and_fails_the_rest(
 _CHILD = """
 import sys
 from pathlib import Path
+from bench.simendpoint import SimConfig, SimEndpoint
 from extract.app import RunSettings, run_inputs
 from extract.batch import BatchOptions
 from extract.endpoints import EndpointOptions
