@@ -292,7 +292,7 @@ def write_partitions(rows: Batch, out: Path, shard: int, part: str,
     with _scratch_warehouse() as scratch:
         scratch.write(rows)
         for table in tables:
-            arrow = scratch.con.execute(f"SELECT * FROM {table}").arrow()
+            arrow = scratch.con.execute(f"SELECT * FROM {table}").fetch_arrow_table()
             _write_atomically(arrow, out / table / f"shard={shard}" / part)
 
 
@@ -304,7 +304,7 @@ def export_cache_snapshot(db: Path, path: Path) -> int:
     the number of entries."""
     with Warehouse(db) as warehouse:
         table = warehouse.con.execute(
-            "SELECT cache_key, response_json, lenient, asks FROM llm_cache").arrow()
+            "SELECT cache_key, response_json, lenient, asks FROM llm_cache").fetch_arrow_table()
     _write_atomically(table, path)
     return int(table.num_rows)
 
