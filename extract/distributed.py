@@ -371,6 +371,15 @@ def run_on_ray(shards: Sequence[Path], settings: ShardSettings, *, workers: int)
     )
 
 
+def missing_shards(shards: Sequence[Path], out: Path) -> list[Path]:
+    """The shards whose extraction has not written its partitions yet: after a run that
+    stopped part-way, run these again (the others are done; a shard's last file is
+    written last, so a shard that died mid-write counts as missing)."""
+    last = EXTRACT_TABLES[-1]
+    return [path for path in shards
+            if not (out / last / f"shard={_shard_number(path)}" / EXTRACT_PART).exists()]
+
+
 def _shard_number(path: Path) -> int:
     try:
         return int(path.stem.rsplit("-", 1)[1])

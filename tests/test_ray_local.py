@@ -23,6 +23,7 @@ from extract.distributed import (
     ShardSettings,
     export_cache_snapshot,
     merge_into,
+    missing_shards,
     parquet_views,
     read_shard,
     replaying,
@@ -147,6 +148,7 @@ def test_a_retried_shard_replaces_its_files_and_a_run_merges_once(tmp_path: Path
     shards = shard_corpus([corpus], out, papers_per_shard=6)
     assert [len(read_shard(path)) for path in shards] == [6, 5]
     worker = ShardExtractor(shard_settings(out, "run_retry"))
+    assert missing_shards(shards, out) == shards
     try:
         first = worker.extract_shard(1, shards[1])
         files = sorted(p.relative_to(out) for p in out.rglob("*.parquet"))
@@ -154,6 +156,7 @@ def test_a_retried_shard_replaces_its_files_and_a_run_merges_once(tmp_path: Path
     finally:
         worker.extractor.close()
     assert (first.extracted, second.extracted) == (5, 5)
+    assert missing_shards(shards, out) == [shards[0]]
     assert sorted(p.relative_to(out) for p in out.rglob("*.parquet")) == files
     assert not list(out.rglob("*.partial"))
     assert Path("extractions/shard=1/extract.parquet") in files
