@@ -83,15 +83,16 @@ def shard_corpus(
     *,
     papers_per_shard: int,
     max_chars: int = DEFAULT_MAX_CHARS,
+    run_id: str | None = None,
 ) -> list[Path]:
     """Read the inputs and write the work as shards of ``papers_per_shard`` papers under
-    ``<out>/shards/``; each shard's papers and sources go to its ingest partition.
-    Returns the shard files in order."""
+    ``<out>/shards/``; each shard's papers and sources go to its ingest partition (input
+    problems too, under ``run_id``). Returns the shard files in order."""
     if papers_per_shard < 1:
         raise DistributedError(f"papers_per_shard must be at least 1, not {papers_per_shard}")
     result = ingest(inputs, max_chars=max_chars)
     jobs = jobs_from(result)
-    ingested = ingest_batch(result, None)
+    ingested = ingest_batch(result, run_id)
     sources_of: dict[str, list[dict[str, Any]]] = {}
     for row in ingested.rows.get("sources", []):
         sources_of.setdefault(row["paper_id"], []).append(row)

@@ -54,16 +54,18 @@ COMPARED = (
 
 
 def small_corpus(directory: Path) -> Path:
-    """Ten recorded abstracts from two files of the bundled corpus, and one paragraph too
-    short to send (so the skip path is compared too)."""
+    """A folder: ten recorded abstracts from two files of the bundled corpus, one paragraph
+    too short to send and an empty file (so skips and input failures are compared too)."""
     paragraphs = []
     for name in ("000_1aa1e087e7a844d9.txt", "002_fb6275e89cca5018.txt"):
         text = (CORPUS / name).read_text(encoding="utf-8")
         paragraphs += [p for p in text.split("\n\n")[1:] if p.strip()][:5]
-    path = directory / "small.txt"
+    folder = directory / "corpus"
+    folder.mkdir()
     body = "\n\n".join([*paragraphs[:4], "Too short to send.", *paragraphs[4:]])
-    path.write_text("NeurIPS 2026 Papers\n\n" + body + "\n", encoding="utf-8")
-    return path
+    (folder / "small.txt").write_text("NeurIPS 2026 Papers\n\n" + body + "\n", encoding="utf-8")
+    (folder / "empty.txt").write_text("", encoding="utf-8")
+    return folder
 
 
 def table_rows(db: Path, table: str) -> list[tuple[Any, ...]]:
@@ -120,7 +122,7 @@ def test_ray_shards_store_the_same_rows_as_one_process(local_ray: None, tmp_path
     single_process(corpus, single)
 
     out = tmp_path / "out"
-    shards = shard_corpus([corpus], out, papers_per_shard=3)
+    shards = shard_corpus([corpus], out, papers_per_shard=3, run_id="run_sharded_1")
     assert len(shards) == 4
     summary = run_on_ray(shards, shard_settings(out, "run_sharded_1"), workers=2)
     assert [r.shard for r in summary.shards] == [0, 1, 2, 3]
@@ -143,6 +145,8 @@ def test_ray_shards_store_the_same_rows_as_one_process(local_ray: None, tmp_path
         assert expected or table == "llm_cache" or table.startswith("extraction_"), table
         assert table_rows(sharded, table) == expected, table
     assert table_rows(single, "extraction_tasks"), "the comparison must cover item rows"
+    stages = stored_rows(sharded, "SELECT stage, reason FROM failures ORDER BY ALL")
+    assert stages == [("ingest", "empty"), ("ingest", "too_short")]
     run = stored_rows(sharded, "SELECT status, model, n_extracted FROM runs")
     assert run == [("finished", "qwen2.5-coder-1.5b", 10)]
 
