@@ -11,6 +11,9 @@ everything else must match row for row.
 from __future__ import annotations
 
 import os
+import pickle
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -31,7 +34,9 @@ from extract.distributed import (
     replaying,
     run_on_ray,
     shard_corpus,
+    worker_endpoint,
 )
+from extract.endpoints import EndpointError, EndpointOptions
 from extract.recording import Recording, ReplayTransport
 from tests.conftest import CORPUS, CORPUS_RECORDING, stored_rows
 from tests.corpus_warehouse import recorded_endpoint
@@ -91,7 +96,7 @@ def shard_settings(out: Path, run_id: str, snapshot: Path | None = None) -> Shar
 
 
 @pytest.fixture(scope="module")
-def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def local_ray() -> Iterator[None]:
     try:
         import ray
     except ImportError:
@@ -101,12 +106,14 @@ def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     saved = os.environ.get("RAY_AUTH_MODE")
     # A throwaway single-machine cluster: no token file written to the home directory.
     os.environ["RAY_AUTH_MODE"] = "disabled"
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             _temp_dir=str(tmp_path_factory.mktemp("ray")))
+    # A short path of its own: Ray's socket paths must stay under the Unix limit.
+    scratch = tempfile.mkdtemp(prefix="papersift-ray-")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=scratch)
     try:
         yield
     finally:
         ray.shutdown()
+        shutil.rmtree(scratch, ignore_errors=True)
         if saved is None:
             os.environ.pop("RAY_AUTH_MODE", None)
         else:
@@ -209,6 +216,20 @@ def test_workers_reuse_the_warehouse_cache_through_a_snapshot(tmp_path: Path) ->
 def refusing_transport() -> ReplayTransport:
     """A replay of an empty recording: any request fails loudly."""
     return ReplayTransport(Recording(meta={}, interactions=[]))
+
+
+def test_each_worker_reads_its_own_key_and_a_local_model_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = ShardSettings(out=tmp_path, run_id="r",
+                             endpoint=EndpointOptions(provider="openai", model="gpt-4o-mini"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-only-on-the-worker")
+    assert b"sk-only-on-the-worker" not in pickle.dumps(settings)
+    endpoint = worker_endpoint(settings)  # what each worker does where it runs
+    assert (endpoint.kind, endpoint.api_key) == ("openai", "sk-only-on-the-worker")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(EndpointError, match="remote endpoint"):
+        worker_endpoint(ShardSettings(out=tmp_path, run_id="r"))
 
 
 def test_an_endpoint_carrying_a_key_is_not_shipped_to_workers(tmp_path: Path) -> None:
