@@ -97,6 +97,12 @@ def shard_corpus(
     for row in ingested.rows.get("sources", []):
         sources_of.setdefault(row["paper_id"], []).append(row)
     papers_of = {row["paper_id"]: row for row in ingested.rows.get("papers", [])}
+    count = -(-len(jobs) // papers_per_shard)
+    stale = [p for p in sorted((out / SHARD_DIR).glob("shard-*.parquet"))
+             if _shard_number(p) >= count]
+    if stale:
+        raise DistributedError(f"{out}: holds {len(stale)} shard(s) beyond the {count} of "
+                               f"these inputs (e.g. {stale[0].name}); use a new folder per run")
     (out / SHARD_DIR).mkdir(parents=True, exist_ok=True)
     shards = []
     for number, start in enumerate(range(0, len(jobs), papers_per_shard)):

@@ -164,6 +164,9 @@ def test_a_retried_shard_replaces_its_files_and_a_run_merges_once(tmp_path: Path
     out = tmp_path / "out"
     shards = shard_corpus([corpus], out, papers_per_shard=6)
     assert [len(read_shard(path)) for path in shards] == [6, 5]
+    assert shard_corpus([corpus], out, papers_per_shard=6) == shards  # same inputs: same files
+    with pytest.raises(DistributedError, match=r"shard-00001\.parquet"):
+        shard_corpus([corpus], out, papers_per_shard=20)  # would leave shard 1 behind
     worker = ShardExtractor(shard_settings(out, "run_retry"))
     assert missing_shards(shards, out) == shards
     try:
