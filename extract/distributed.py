@@ -92,6 +92,10 @@ def shard_corpus(
         raise DistributedError(f"papers_per_shard must be at least 1, not {papers_per_shard}")
     result = ingest(inputs, max_chars=max_chars)
     jobs = jobs_from(result)
+    if not jobs:
+        problems = "; ".join(p.message for p in result.problems[:3])
+        raise DistributedError(f"no abstracts to shard in {', '.join(map(str, inputs))}"
+                               + (f": {problems}" if problems else ""))
     ingested = ingest_batch(result, run_id)
     sources_of: dict[str, list[dict[str, Any]]] = {}
     for row in ingested.rows.get("sources", []):

@@ -167,6 +167,8 @@ def test_a_retried_shard_replaces_its_files_and_a_run_merges_once(tmp_path: Path
     assert shard_corpus([corpus], out, papers_per_shard=6) == shards  # same inputs: same files
     with pytest.raises(DistributedError, match=r"shard-00001\.parquet"):
         shard_corpus([corpus], out, papers_per_shard=20)  # would leave shard 1 behind
+    with pytest.raises(DistributedError, match=r"no abstracts to shard .*empty\.txt: empty file"):
+        shard_corpus([corpus / "empty.txt"], tmp_path / "none", papers_per_shard=6)
     worker = ShardExtractor(shard_settings(out, "run_retry"))
     assert missing_shards(shards, out) == shards
     try:
