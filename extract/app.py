@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,12 +19,13 @@ from extract.batch import (
     PollCallback,
     cancel_batch,
     check_resumable,
+    prepare_request,
 )
 from extract.endpoints import EndpointError, EndpointOptions, EndpointPlan, plan_endpoint
 from extract.evaluate import Evaluation, GoldError, evaluate, load_gold
 from extract.extractor import Extractor
 from extract.ingest import DEFAULT_MAX_CHARS
-from extract.limits import Pricing, RequestGate
+from extract.limits import Pricing, RequestGate, approx_tokens
 from extract.llm import Endpoint, RetryPolicy, build_client
 from extract.pipeline import (
     IngestReport,
@@ -295,11 +297,9 @@ def paper_ids_from(path: Path) -> list[str]:
     return ids
 
 
-# Estimates before any request, calibrated on the recording run of the bundled corpus:
-# 327,152 characters of prompt (system prompt, examples and abstract, 63 requests) were
-# 134,163 prompt tokens with Qwen2.5's tokenizer and chat template; the 63 answers were
-# 4,156 completion tokens. A tools-mode schema adds tokens this does not count.
-CHARS_PER_TOKEN = 2.44
+# Completion tokens per abstract before any request: the recording run of the bundled
+# corpus wrote 4,156 completion tokens for 63 abstracts (prompt tokens are estimated from
+# each request's text, see billed_prompt_tokens).
 COMPLETION_TOKENS_PER_ABSTRACT = 66
 
 
@@ -327,6 +327,19 @@ class Estimate:
         ]
 
 
+def billed_prompt_tokens(extractor: Extractor, text: str) -> int:
+    """Estimated prompt tokens of this abstract's request as it would be sent: the messages
+    after instructor has added its schema text (JSON modes), plus the tools or
+    response_format schema a remote provider bills; a local server's grammar is not
+    prompt. About 4 tokens of chat framing per message."""
+    _, body = prepare_request(extractor, text)
+    parts = [str(message.get("content") or "") for message in body["messages"]]
+    if extractor.endpoint.kind != "local":
+        parts += [json.dumps(body[key], separators=(",", ":"))
+                  for key in ("tools", "response_format") if key in body]
+    return sum(approx_tokens(part) for part in parts) + 4 * len(body["messages"])
+
+
 def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     """Read the inputs and the cache (read-only) and estimate tokens and cost; nothing is
     written, no server is started and no request is made."""
@@ -337,10 +350,7 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     plan = plan_endpoint(settings.endpoint)
     prompt = load_prompt(settings.prompt)
     keys_only = Extractor(plan.endpoint, prompt, max_reasks=0)
-    try:
-        keys = {job.paper_id: keys_only.key_for(job.text) for job in jobs if job.skip is None}
-    finally:
-        keys_only.close()
+    keys = {job.paper_id: keys_only.key_for(job.text) for job in jobs if job.skip is None}
     cached: set[str] = set()
     if settings.use_cache and settings.db.exists():
         con = connect(settings.db, read_only=True)
@@ -351,8 +361,10 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
             con.close()
         cached = {row[0] for row in rows}
     to_send = [job for job in jobs if job.skip is None and keys[job.paper_id] not in cached]
-    prompt_chars = sum(len(prompt.system) + len(prompt.user(job.text)) for job in to_send)
-    prompt_tokens = round(prompt_chars / CHARS_PER_TOKEN)
+    try:
+        prompt_tokens = sum(billed_prompt_tokens(keys_only, job.text) for job in to_send)
+    finally:
+        keys_only.close()
     completion_tokens = COMPLETION_TOKENS_PER_ABSTRACT * len(to_send)
     pricing = pricing_for(plan.endpoint.model, override=settings.price,
                           batch=settings.batch is not None)

@@ -33,7 +33,7 @@ from extract.evaluate import GoldError, headline
 from extract.ingest import DEFAULT_MAX_CHARS, IngestProblem
 from extract.pipeline import RunSummary
 from extract.prices import PriceError
-from prompts import PromptError
+from prompts import DEFAULT_PROMPT, LEAN_PROMPT, PromptError
 from report.render import ReportError, write_report
 from warehouse import Warehouse, WarehouseError
 from warehouse.export import FORMATS, export
@@ -123,6 +123,10 @@ def endpoint_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      help="Local provider: write the llama.cpp server's log here."),
         click.option("--threads", type=click.IntRange(min=1),
                      help="Local provider: llama.cpp threads [default: CPUs - 1]."),
+        click.option("--lean", is_flag=True,
+                     help="Remote models: the short prompt extract_lean (no examples) and no "
+                          "schema on the wire, about a quarter of the prompt tokens; answers "
+                          "are validated as usual."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -185,6 +189,7 @@ def _settings(db: Path, kw: dict[str, Any]) -> app.RunSettings:
         timeout_s=kw["timeout"],
         server_log=kw["server_log"],
         threads=kw["threads"],
+        lean=kw["lean"],
     )
     return app.RunSettings(
         db=db,
@@ -193,6 +198,7 @@ def _settings(db: Path, kw: dict[str, Any]) -> app.RunSettings:
         use_cache=not kw["no_cache"],
         max_chars=kw["max_chars"],
         max_reasks=kw["max_reasks"],
+        prompt=LEAN_PROMPT if kw["lean"] else DEFAULT_PROMPT,
         rpm=kw["rpm"],
         tpm=kw["tpm"],
         max_cost=kw["max_cost"],
