@@ -239,7 +239,9 @@ def progress_bar() -> Iterator[Callable[[str, RunSummary], None]]:
             f"{summary.n_cached} cached · {summary.n_failed} failed · {tokens:,} tok"
             + (f" ({summary.completion_tokens / elapsed:.1f} gen tok/s)" if elapsed else "")
         )
-        bar.update(task[0], completed=summary.done, rate=rate, detail=detail)
+        # A streamed corpus grows its total as chunks arrive.
+        bar.update(task[0], total=summary.n_abstracts, completed=summary.done, rate=rate,
+                   detail=detail)
         if event == "end":
             bar.stop()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import secrets
 import time
@@ -416,20 +417,31 @@ class Runner:
         the live one (which may start a local server) is opened only if some abstract is
         not cached.
         """
+        return self.run_chunks([jobs], open_live)
+
+    def run_chunks(
+        self,
+        chunks: Iterable[Sequence[Job]],
+        open_live: Callable[[], AbstractContextManager[Extractor]] | None = None,
+    ) -> RunSummary:
+        """run() over jobs that arrive in chunks (a streamed corpus): each chunk's skips and
+        cache hits are recorded as it arrives, its other jobs are sent, and only the jobs
+        not yet recorded are held in memory."""
         started = time.monotonic()
-        self.summary.n_abstracts = len(jobs)
-        self._jobs = {job.paper_id: job for job in jobs}
         self.start()
         self.progress("start", self.summary)
         status = "crashed"
         try:
-            to_send = self._take_known(jobs)
-            if to_send and open_live is not None:
+            to_send = self._sendable(chunks)
+            first = next(to_send, None)
+            if first is None:
+                pass  # everything was cached or skipped
+            elif open_live is not None:
                 with open_live() as live:
                     self.extractor = live
-                    self._extract_all(to_send)
+                    self._extract_all(itertools.chain([first], to_send))
             else:
-                self._extract_all(to_send)
+                self._extract_all(itertools.chain([first], to_send))
             status = "budget_reached" if self.stopped_by_budget else "finished"
         except KeyboardInterrupt:
             status = "interrupted"
@@ -452,6 +464,19 @@ class Runner:
             )
             self.progress("end", self.summary)
         return self.summary
+
+    def _sendable(self, chunks: Iterable[Sequence[Job]]) -> Iterator[Job]:
+        """The jobs that need the model, chunk by chunk, after recording the others."""
+        for chunk in chunks:
+            self.summary.n_abstracts += len(chunk)
+            self._jobs.update((job.paper_id, job) for job in chunk)
+            yield from self._take_known(chunk)
+
+    def write_now(self, batch: Batch) -> None:
+        """Write rows that belong to no outcome (ingested papers) after any write in
+        progress, from the thread that runs the runner."""
+        self._wait_for_writer()
+        self.warehouse.write(batch)
 
     def _take_known(self, jobs: Sequence[Job]) -> list[Job]:
         """Record skipped and cached papers; return those that need the model."""
@@ -537,7 +562,7 @@ class Runner:
 
     def _record(self, outcome: Outcome) -> None:
         """Turn an outcome into rows in the pending batch and update the summary."""
-        job = self._jobs[outcome.paper_id]
+        job = self._jobs.pop(outcome.paper_id)
         rows = outcome_batch(outcome, job, run_id=self.run_id, provenance=self._provenance,
                              model=self.extractor.endpoint.model)
         self._pending.extend(rows)
