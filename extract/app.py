@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx2
 
+from extract.batch import (
+    BatchError,
+    BatchOptions,
+    BatchRunner,
+    PollCallback,
+    cancel_batch,
+    check_resumable,
+    prepare_request,
+)
 from extract.endpoints import EndpointError, EndpointOptions, EndpointPlan, plan_endpoint
 from extract.evaluate import Evaluation, GoldError, evaluate, load_gold
 from extract.extractor import Extractor
 from extract.ingest import DEFAULT_MAX_CHARS
-from extract.limits import Pricing, RequestGate
-from extract.llm import Endpoint, RetryPolicy
+from extract.limits import Pricing, RequestGate, approx_tokens
+from extract.llm import Endpoint, RetryPolicy, build_client
 from extract.pipeline import (
     IngestReport,
     Job,
@@ -30,6 +42,7 @@ from extract.prices import pricing_for
 from extract.recording import recording_transport
 from prompts import DEFAULT_PROMPT, load_prompt
 from warehouse import Warehouse
+from warehouse.batches import get_batch, requests_of
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,7 @@ class RunSettings:
     tpm: float | None = None
     max_cost: float | None = None  # US$; None: no budget
     price: tuple[float, float] | None = None  # US$ per million tokens, over the price table
+    batch: BatchOptions | None = None  # send through the OpenAI Batch API (extract.batch)
 
 
 def ingest_only(
@@ -76,6 +90,8 @@ def _extract_jobs(
     progress: Progress | None,
     transport: httpx2.BaseTransport | None,
     endpoint: Endpoint | None,
+    on_poll: PollCallback | None = None,
+    only_batch: str | None = None,
 ) -> RunSummary:
     """Extract the jobs; ``endpoint`` replaces the one ``settings`` describe (tests)."""
     plan = EndpointPlan(endpoint) if endpoint is not None else plan_endpoint(settings.endpoint)
@@ -97,13 +113,14 @@ def _extract_jobs(
             finally:
                 live.close()
 
+    if settings.batch is not None and settings.max_cost is not None:
+        raise BatchError("--max-cost paces live requests; a batch is priced before it is "
+                         "sent: check it with --batch --dry-run instead")
     gate = request_gate(settings, plan.endpoint)
     # Keys only: no connection is made by building a client.
     keys_only = Extractor(plan.endpoint, prompt, max_reasks=_reasks(settings, plan.endpoint))
     try:
-        runner = Runner(
-            warehouse,
-            keys_only,
+        common: dict[str, Any] = dict(
             concurrency=settings.concurrency,
             use_cache=settings.use_cache,
             progress=progress,
@@ -114,6 +131,11 @@ def _extract_jobs(
                           "max_cost": settings.max_cost},
             gate=gate,
         )
+        if settings.batch is None:
+            runner = Runner(warehouse, keys_only, **common)
+        else:
+            runner = BatchRunner(warehouse, keys_only, options=settings.batch,
+                                 on_poll=on_poll, only_batch=only_batch, **common)
         return runner.run(jobs, open_live)
     finally:
         keys_only.close()
@@ -139,6 +161,7 @@ def run_inputs(
     progress: Progress | None = None,
     transport: httpx2.BaseTransport | None = None,
     endpoint: Endpoint | None = None,
+    on_poll: PollCallback | None = None,
 ) -> tuple[IngestReport, RunSummary]:
     """Ingest the inputs, then extract every abstract in them (cache first).
 
@@ -153,7 +176,7 @@ def run_inputs(
         jobs = jobs_from(result)
         summary = _extract_jobs(
             warehouse, jobs, settings, run_id=run_id, inputs=inputs, progress=progress,
-            transport=transport, endpoint=endpoint,
+            transport=transport, endpoint=endpoint, on_poll=on_poll,
         )
         summary.input_problems = [p for p in report.problems if p.reason != "too_long"]
     return report, summary
@@ -167,6 +190,7 @@ def extract_stored(
     progress: Progress | None = None,
     transport: httpx2.BaseTransport | None = None,
     endpoint: Endpoint | None = None,
+    on_poll: PollCallback | None = None,
 ) -> RunSummary:
     """Extract papers already in the warehouse (by default those without an extraction);
     ``paper_ids`` narrows the choice to those papers."""
@@ -193,8 +217,54 @@ def extract_stored(
         jobs = jobs_for_stored(rows, settings.max_chars)
         return _extract_jobs(
             warehouse, jobs, settings, run_id=run_id, inputs=["<warehouse>"],
-            progress=progress, transport=transport, endpoint=endpoint,
+            progress=progress, transport=transport, endpoint=endpoint, on_poll=on_poll,
         )
+
+
+def resume_batch(
+    settings: RunSettings,
+    batch_id: str,
+    *,
+    progress: Progress | None = None,
+    on_poll: PollCallback | None = None,
+    transport: httpx2.BaseTransport | None = None,
+    endpoint: Endpoint | None = None,
+) -> RunSummary:
+    """Poll a stored, uncollected batch to its end and store its results in a new run; its
+    papers already cached are counted as cached. Nothing new is submitted."""
+    chosen = endpoint if endpoint is not None else plan_endpoint(settings.endpoint).endpoint
+    with Warehouse(settings.db) as warehouse:
+        check_resumable(get_batch(warehouse, batch_id), chosen)
+        ids = [request.paper_id for request in requests_of(warehouse, batch_id)]
+        rows = warehouse.con.execute(
+            "SELECT paper_id, text FROM papers WHERE list_contains(?, paper_id) "
+            "ORDER BY first_seen, paper_id", [ids]
+        ).fetchall()
+        batch = settings.batch or BatchOptions()
+        return _extract_jobs(
+            warehouse, jobs_for_stored(rows, settings.max_chars),
+            dataclasses.replace(settings, batch=batch), run_id=new_run_id(),
+            inputs=[f"<batch {batch_id}>"], progress=progress, transport=transport,
+            endpoint=chosen, on_poll=on_poll, only_batch=batch_id,
+        )
+
+
+def cancel_stored_batch(
+    settings: RunSettings,
+    batch_id: str,
+    *,
+    transport: httpx2.BaseTransport | None = None,
+    endpoint: Endpoint | None = None,
+) -> str:
+    """Ask the provider to cancel a stored batch; returns the status it reports."""
+    chosen = endpoint if endpoint is not None else plan_endpoint(settings.endpoint).endpoint
+    with Warehouse(settings.db) as warehouse:
+        check_resumable(get_batch(warehouse, batch_id), chosen)
+        _, client = build_client(chosen, transport=transport, policy=settings.retry)
+        try:
+            return cancel_batch(warehouse, client, batch_id)
+        finally:
+            client.close()
 
 
 def evaluate_run(db: Path, gold_file: Path, run_id: str | None = None,
@@ -227,11 +297,9 @@ def paper_ids_from(path: Path) -> list[str]:
     return ids
 
 
-# Estimates before any request, calibrated on the recording run of the bundled corpus:
-# 327,152 characters of prompt (system prompt, examples and abstract, 63 requests) were
-# 134,163 prompt tokens with Qwen2.5's tokenizer and chat template; the 63 answers were
-# 4,156 completion tokens. A tools-mode schema adds tokens this does not count.
-CHARS_PER_TOKEN = 2.44
+# Completion tokens per abstract before any request: the recording run of the bundled
+# corpus wrote 4,156 completion tokens for 63 abstracts (prompt tokens are estimated from
+# each request's text, see billed_prompt_tokens).
 COMPLETION_TOKENS_PER_ABSTRACT = 66
 
 
@@ -259,6 +327,19 @@ class Estimate:
         ]
 
 
+def billed_prompt_tokens(extractor: Extractor, text: str) -> int:
+    """Estimated prompt tokens of this abstract's request as it would be sent: the messages
+    after instructor has added its schema text (JSON modes), plus the tools or
+    response_format schema a remote provider bills; a local server's grammar is not
+    prompt. About 4 tokens of chat framing per message."""
+    _, body = prepare_request(extractor, text)
+    parts = [str(message.get("content") or "") for message in body["messages"]]
+    if extractor.endpoint.kind != "local":
+        parts += [json.dumps(body[key], separators=(",", ":"))
+                  for key in ("tools", "response_format") if key in body]
+    return sum(approx_tokens(part) for part in parts) + 4 * len(body["messages"])
+
+
 def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     """Read the inputs and the cache (read-only) and estimate tokens and cost; nothing is
     written, no server is started and no request is made."""
@@ -269,10 +350,7 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     plan = plan_endpoint(settings.endpoint)
     prompt = load_prompt(settings.prompt)
     keys_only = Extractor(plan.endpoint, prompt, max_reasks=0)
-    try:
-        keys = {job.paper_id: keys_only.key_for(job.text) for job in jobs if job.skip is None}
-    finally:
-        keys_only.close()
+    keys = {job.paper_id: keys_only.key_for(job.text) for job in jobs if job.skip is None}
     cached: set[str] = set()
     if settings.use_cache and settings.db.exists():
         con = connect(settings.db, read_only=True)
@@ -283,10 +361,13 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
             con.close()
         cached = {row[0] for row in rows}
     to_send = [job for job in jobs if job.skip is None and keys[job.paper_id] not in cached]
-    prompt_chars = sum(len(prompt.system) + len(prompt.user(job.text)) for job in to_send)
-    prompt_tokens = round(prompt_chars / CHARS_PER_TOKEN)
+    try:
+        prompt_tokens = sum(billed_prompt_tokens(keys_only, job.text) for job in to_send)
+    finally:
+        keys_only.close()
     completion_tokens = COMPLETION_TOKENS_PER_ABSTRACT * len(to_send)
-    pricing = pricing_for(plan.endpoint.model, override=settings.price)
+    pricing = pricing_for(plan.endpoint.model, override=settings.price,
+                          batch=settings.batch is not None)
     if plan.endpoint.kind == "local":
         cost: float | None = 0.0
     elif pricing is not None:

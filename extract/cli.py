@@ -27,12 +27,13 @@ from rich.progress import (
 from rich.table import Table
 
 from extract import app
+from extract.batch import BatchOptions, BatchProgress
 from extract.endpoints import EndpointError, EndpointOptions
 from extract.evaluate import GoldError, headline
 from extract.ingest import DEFAULT_MAX_CHARS, IngestProblem
 from extract.pipeline import RunSummary
 from extract.prices import PriceError
-from prompts import PromptError
+from prompts import DEFAULT_PROMPT, LEAN_PROMPT, PromptError
 from report.render import ReportError, write_report
 from warehouse import Warehouse, WarehouseError
 from warehouse.export import FORMATS, export
@@ -52,13 +53,14 @@ def _known_errors(func: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from extract.batch import BatchError
         from extract.local_server import LocalServerError
         from extract.models import ModelError
 
         try:
             return func(*args, **kwargs)
         except (WarehouseError, EndpointError, PromptError, ModelError, PriceError,
-                LocalServerError, GoldError, ReportError) as error:
+                LocalServerError, GoldError, ReportError, BatchError) as error:
             raise click.ClickException(str(error)) from error
 
     return wrapper
@@ -121,10 +123,56 @@ def endpoint_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      help="Local provider: write the llama.cpp server's log here."),
         click.option("--threads", type=click.IntRange(min=1),
                      help="Local provider: llama.cpp threads [default: CPUs - 1]."),
+        click.option("--lean", is_flag=True,
+                     help="Remote models: the short prompt extract_lean (no examples) and no "
+                          "schema on the wire, about a quarter of the prompt tokens; answers "
+                          "are validated as usual."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def batch_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--batch and --poll-interval, shared by run and extract."""
+    func = click.option("--poll-interval", type=click.FloatRange(min=0.0), default=30.0,
+                        show_default=True,
+                        help="--batch: seconds between status checks of the batch.")(func)
+    return click.option(
+        "--batch", "use_batch", is_flag=True,
+        help="Send uncached abstracts through the OpenAI Batch API (half price, answers "
+             "within 24 h); a killed run's batch is resumed by rerunning.")(func)
+
+
+@contextmanager
+def batch_display() -> Iterator[Callable[[BatchProgress], None]]:
+    """A rich progress bar per batch, fed at every poll: status, requests done, failed."""
+    bar = Progress(
+        TextColumn("[bold]batch {task.fields[batch_id]}"),
+        TextColumn("{task.fields[status]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+    tasks: dict[str, TaskID] = {}
+
+    def on_poll(progress: BatchProgress) -> None:
+        if not tasks:
+            bar.start()
+        if progress.batch_id not in tasks:
+            tasks[progress.batch_id] = bar.add_task(
+                "batch", total=progress.total, batch_id=progress.batch_id, status="", failed=0)
+        bar.update(tasks[progress.batch_id], total=progress.total,
+                   completed=progress.completed + progress.failed, status=progress.status,
+                   failed=progress.failed)
+
+    try:
+        yield on_poll
+    finally:
+        bar.stop()
 
 
 def _settings(db: Path, kw: dict[str, Any]) -> app.RunSettings:
@@ -141,6 +189,7 @@ def _settings(db: Path, kw: dict[str, Any]) -> app.RunSettings:
         timeout_s=kw["timeout"],
         server_log=kw["server_log"],
         threads=kw["threads"],
+        lean=kw["lean"],
     )
     return app.RunSettings(
         db=db,
@@ -149,10 +198,13 @@ def _settings(db: Path, kw: dict[str, Any]) -> app.RunSettings:
         use_cache=not kw["no_cache"],
         max_chars=kw["max_chars"],
         max_reasks=kw["max_reasks"],
+        prompt=LEAN_PROMPT if kw["lean"] else DEFAULT_PROMPT,
         rpm=kw["rpm"],
         tpm=kw["tpm"],
         max_cost=kw["max_cost"],
         price=kw["price"],
+        batch=BatchOptions(poll_interval_s=kw.get("poll_interval", 30.0))
+        if kw.get("use_batch") else None,
     )
 
 
@@ -187,7 +239,9 @@ def progress_bar() -> Iterator[Callable[[str, RunSummary], None]]:
             f"{summary.n_cached} cached · {summary.n_failed} failed · {tokens:,} tok"
             + (f" ({summary.completion_tokens / elapsed:.1f} gen tok/s)" if elapsed else "")
         )
-        bar.update(task[0], completed=summary.done, rate=rate, detail=detail)
+        # A streamed corpus grows its total as chunks arrive.
+        bar.update(task[0], total=summary.n_abstracts, completed=summary.done, rate=rate,
+                   detail=detail)
         if event == "end":
             bar.stop()
 
@@ -261,6 +315,7 @@ def cli() -> None:
               help="Save every HTTP exchange to this file (test recordings; see `make record`).")
 @click.option("--dry-run", is_flag=True,
               help="Count abstracts and cache hits and estimate tokens and cost; send nothing.")
+@batch_options
 @_known_errors
 def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, dry_run: bool,
         **kw: Any) -> None:
@@ -274,9 +329,10 @@ def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, dry_run: bool
         for line in app.estimate_run(list(inputs), settings).lines():
             click.echo(line)
         return
-    with progress_bar() as on_event:
+    with progress_bar() as on_event, batch_display() as on_poll:
         try:
-            report, summary = app.run_inputs(list(inputs), settings, progress=on_event)
+            report, summary = app.run_inputs(list(inputs), settings, progress=on_event,
+                                             on_poll=on_poll)
         except KeyboardInterrupt:
             click.echo("interrupted: finished work is stored; rerun to continue", err=True)
             sys.exit(130)
@@ -307,14 +363,15 @@ def ingest(inputs: tuple[str, ...], db: Path, max_chars: int) -> None:
               help="Extract every stored paper, not only those without an extraction.")
 @click.option("--ids", "ids_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Only these papers: a gold file, or one sha256: paper id per line.")
+@batch_options
 @_known_errors
 def extract(db: Path, all_papers: bool, ids_file: Path | None, **kw: Any) -> None:
     """Extract stored papers (those without an extraction yet, unless --all)."""
     settings = _settings(db, kw)
     paper_ids = app.paper_ids_from(ids_file) if ids_file is not None else None
-    with progress_bar() as on_event:
+    with progress_bar() as on_event, batch_display() as on_poll:
         summary = app.extract_stored(settings, only_missing=not all_papers,
-                                     paper_ids=paper_ids, progress=on_event)
+                                     paper_ids=paper_ids, progress=on_event, on_poll=on_poll)
     _print_summary(summary, db)
 
 
@@ -454,6 +511,60 @@ def runs(db: Path, limit: int, fmt: str) -> None:
         [limit],
     )
     _print_result(result, fmt)
+
+
+@cli.group()
+def batch() -> None:
+    """List, resume or cancel OpenAI Batch API submissions (see `run --batch`)."""
+
+
+@batch.command("list")
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True)
+@_known_errors
+def batch_list(db: Path, fmt: str) -> None:
+    """List stored batches, newest first: status, requests, and whether their results are
+    stored (collected) yet."""
+    result = run_sql(
+        db,
+        "SELECT batch_id, status, model, request_count AS requests, completed_count AS "
+        "completed, failed_count AS failed, run_id, submitted, finished, collected, "
+        "collected_run_id FROM batches ORDER BY submitted DESC",
+    )
+    _print_result(result, fmt)
+
+
+@batch.command("resume")
+@click.argument("batch_id")
+@db_option
+@endpoint_options
+@click.option("--poll-interval", type=click.FloatRange(min=0.0), default=30.0,
+              show_default=True, help="Seconds between status checks of the batch.")
+@_known_errors
+def batch_resume(batch_id: str, db: Path, poll_interval: float, **kw: Any) -> None:
+    """Poll stored batch BATCH_ID until it ends and store its results in a new run.
+
+    Pass the endpoint options the batch was submitted with. A rerun of the same
+    `run --batch` command resumes open batches too; this command needs no inputs.
+    """
+    settings = dataclasses.replace(_settings(db, kw),
+                                   batch=BatchOptions(poll_interval_s=poll_interval))
+    with progress_bar() as on_event, batch_display() as on_poll:
+        summary = app.resume_batch(settings, batch_id, progress=on_event, on_poll=on_poll)
+    _print_summary(summary, db)
+
+
+@batch.command("cancel")
+@click.argument("batch_id")
+@db_option
+@endpoint_options
+@_known_errors
+def batch_cancel(batch_id: str, db: Path, **kw: Any) -> None:
+    """Ask the provider to cancel batch BATCH_ID. What it finished is still stored by
+    `batch resume BATCH_ID` (or a rerun); the rest is recorded as failed, batch_cancelled."""
+    status = app.cancel_stored_batch(_settings(db, kw), batch_id)
+    click.echo(f"{batch_id}: {status}")
 
 
 @cli.group()

@@ -43,6 +43,7 @@ class EndpointOptions:
     n_ctx: int | None = None
     server_log: Path | None = None
     threads: int | None = None  # local server: llama.cpp threads (default: CPUs - 1)
+    lean: bool = False  # remote: short prompt, format in the prompt, no schema on the wire
 
 
 def read_api_key(options: EndpointOptions) -> str | None:
@@ -99,10 +100,17 @@ def remote_endpoint(options: EndpointOptions, provider: str, api_key: str | None
         if not options.model:
             raise EndpointError("the compatible provider needs --model (the server's model name)")
         model = options.model
+    mode = _mode(options, provider)
+    if options.lean:
+        if options.mode not in (None, "json_schema"):
+            raise EndpointError("--lean sends its own response_format: it works in "
+                                "json_schema mode only (leave --mode out)")
+        mode = "json_schema"  # the one mode in which instructor adds nothing to the prompt
     return Endpoint(
         base_url=base_url,
         model=model,
-        mode=_mode(options, provider),
+        mode=mode,
+        plain_json=options.lean,
         api_key=api_key,
         temperature=options.temperature,
         max_tokens=options.max_tokens,
@@ -152,6 +160,9 @@ def plan_endpoint(options: EndpointOptions) -> EndpointPlan:
     provider = choose_provider(options, api_key)
     if provider != "local":
         return EndpointPlan(remote_endpoint(options, provider, api_key))
+    if options.lean:
+        raise EndpointError("--lean is for large remote models; the local model needs the "
+                            "full prompt with its examples")
     from extract.models import CATALOGUE, DEFAULT_MODEL, FAST_MODEL
 
     model_file = options.model_path

@@ -134,6 +134,10 @@ class Extractor:
             # llama.cpp turns this schema into a grammar; it overrides instructor's json_object.
             # The grammar also restricts gain values to the numbers this abstract states.
             options["extra_body"] = {"response_format": {"type": "json_object", "schema": schema}}
+        elif self.endpoint.plain_json:
+            # Overrides the schema instructor's json_schema mode would send: the format is
+            # in the (short) prompt, and the answer is validated against the draft schema.
+            options["extra_body"] = {"response_format": {"type": "json_object"}}
         return options
 
     def _create_kwargs(self, text: str) -> dict[str, Any]:

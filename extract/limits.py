@@ -36,6 +36,24 @@ _DURATION = re.compile(r"(?P<value>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
+_PIECE = re.compile(r"[A-Za-z]+|\d{1,3}|[^\sA-Za-z\d]")
+# Pieces (words, 3-digit groups, punctuation marks) per BPE token, fitted on the bundled
+# corpus's real requests: Qwen2.5's tokenizer counted 134,163 prompt tokens where this
+# counts 155,466 pieces (1.159); the simulator's tokenizer gives 1.136 for --lean requests.
+PIECES_PER_TOKEN = 1.159
+_LONG_WORD = 7
+
+
+def approx_tokens(text: str) -> int:
+    """A tokenizer-free estimate of the BPE tokens of ``text``: one per short word, number
+    group or punctuation mark, long words split every 7 letters, whitespace free."""
+    pieces = 0
+    for match in _PIECE.finditer(text):
+        piece = match.group(0)
+        pieces += -(-len(piece) // _LONG_WORD) if piece.isalpha() else 1
+    return round(pieces / PIECES_PER_TOKEN)
+
+
 class BudgetExceededError(Exception):
     """An attempt was not sent: its worst-case cost would cross the run's budget."""
 

@@ -375,6 +375,9 @@ class Endpoint:
     seed: int | None = 0
     timeout_s: float = 180.0
     constrain_json: bool = False  # send the schema as response_format (llama.cpp, vLLM)
+    # Ask for any JSON object (response_format json_object) and send no schema: the prompt
+    # describes the format, the answer is still validated against it (see --lean).
+    plain_json: bool = False
     kind: str = "compatible"  # local / openai / compatible
     # What identifies the model server in cache keys; a local server's port changes every
     # run, so it is identified by its model file's hash instead of its URL.
@@ -391,6 +394,7 @@ class Endpoint:
             "max_tokens": self.max_tokens,
             "seed": self.seed,
             "constrain_json": self.constrain_json,
+            "plain_json": self.plain_json,
         }
 
     def describe(self) -> dict[str, Any]:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -378,6 +380,10 @@ class Runner:
         self._pending_papers = 0
         self._last_flush = time.monotonic()
         self._hold_flush = False
+        # While the event loop runs, writes go to one writer thread so the loop keeps
+        # dispatching; a DuckDB write (insert + CHECKPOINT) takes tens of milliseconds.
+        self._writer: ThreadPoolExecutor | None = None
+        self._writing: Future[None] | None = None
         endpoint = extractor.endpoint
         # What produced this run's answers: stored on the run and on each extraction.
         self._provenance = {
@@ -411,20 +417,31 @@ class Runner:
         the live one (which may start a local server) is opened only if some abstract is
         not cached.
         """
+        return self.run_chunks([jobs], open_live)
+
+    def run_chunks(
+        self,
+        chunks: Iterable[Sequence[Job]],
+        open_live: Callable[[], AbstractContextManager[Extractor]] | None = None,
+    ) -> RunSummary:
+        """run() over jobs that arrive in chunks (a streamed corpus): each chunk's skips and
+        cache hits are recorded as it arrives, its other jobs are sent, and only the jobs
+        not yet recorded are held in memory."""
         started = time.monotonic()
-        self.summary.n_abstracts = len(jobs)
-        self._jobs = {job.paper_id: job for job in jobs}
         self.start()
         self.progress("start", self.summary)
         status = "crashed"
         try:
-            to_send = self._take_known(jobs)
-            if to_send and open_live is not None:
+            to_send = self._sendable(chunks)
+            first = next(to_send, None)
+            if first is None:
+                pass  # everything was cached or skipped
+            elif open_live is not None:
                 with open_live() as live:
                     self.extractor = live
-                    self._extract_all(to_send)
+                    self._extract_all(itertools.chain([first], to_send))
             else:
-                self._extract_all(to_send)
+                self._extract_all(itertools.chain([first], to_send))
             status = "budget_reached" if self.stopped_by_budget else "finished"
         except KeyboardInterrupt:
             status = "interrupted"
@@ -447,6 +464,19 @@ class Runner:
             )
             self.progress("end", self.summary)
         return self.summary
+
+    def _sendable(self, chunks: Iterable[Sequence[Job]]) -> Iterator[Job]:
+        """The jobs that need the model, chunk by chunk, after recording the others."""
+        for chunk in chunks:
+            self.summary.n_abstracts += len(chunk)
+            self._jobs.update((job.paper_id, job) for job in chunk)
+            yield from self._take_known(chunk)
+
+    def write_now(self, batch: Batch) -> None:
+        """Write rows that belong to no outcome (ingested papers) after any write in
+        progress, from the thread that runs the runner."""
+        self._wait_for_writer()
+        self.warehouse.write(batch)
 
     def _take_known(self, jobs: Sequence[Job]) -> list[Job]:
         """Record skipped and cached papers; return those that need the model."""
@@ -480,7 +510,15 @@ class Runner:
 
     def _extract_all(self, jobs: Iterable[Job]) -> None:
         """Send the jobs through the extractor's async client, ``concurrency`` at a time."""
-        asyncio.run(self._dispatch(iter(jobs)))
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="warehouse-writer")
+        try:
+            asyncio.run(self._dispatch(iter(jobs)))
+        finally:
+            try:
+                self._wait_for_writer()
+            finally:
+                self._writer.shutdown(wait=True)
+                self._writer = None
 
     async def _dispatch(self, jobs: Iterator[Job]) -> None:
         async with self.extractor.session(self.gate):
@@ -524,7 +562,7 @@ class Runner:
 
     def _record(self, outcome: Outcome) -> None:
         """Turn an outcome into rows in the pending batch and update the summary."""
-        job = self._jobs[outcome.paper_id]
+        job = self._jobs.pop(outcome.paper_id)
         rows = outcome_batch(outcome, job, run_id=self.run_id, provenance=self._provenance,
                              model=self.extractor.endpoint.model)
         self._pending.extend(rows)
@@ -548,17 +586,37 @@ class Runner:
         self._flush()
 
     def _flush(self, force: bool = False) -> None:
+        """Write the pending rows when a batch is due (always with ``force``). Inside the
+        event loop the write goes to the writer thread, one batch at a time; outside it
+        (or forced) it is done here, after any write in progress."""
+        if self._hold_flush and not force:
+            return
         due = (
             self._pending_papers >= FLUSH_EVERY_PAPERS
             or time.monotonic() - self._last_flush >= FLUSH_EVERY_SECONDS
         )
-        if self._hold_flush and not force:
+        if not self._pending_papers or not (force or due):
             return
-        if self._pending_papers and (force or due):
-            self.warehouse.write(self._pending)
-            self._pending = Batch()
-            self._pending_papers = 0
-            self._last_flush = time.monotonic()
+        if self._writer is not None and not force:
+            if self._writing is not None and not self._writing.done():
+                return  # rows keep collecting; the next batch is simply bigger
+            self._wait_for_writer()
+            self._writing = self._writer.submit(self.warehouse.write, self._take_pending())
+            return
+        self._wait_for_writer()
+        self.warehouse.write(self._take_pending())
+
+    def _take_pending(self) -> Batch:
+        batch, self._pending = self._pending, Batch()
+        self._pending_papers = 0
+        self._last_flush = time.monotonic()
+        return batch
+
+    def _wait_for_writer(self) -> None:
+        """Let the write in progress finish; raise its error, if any."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
 
 
 def _cached_answer(response: dict[str, Any]) -> dict[str, Any]:

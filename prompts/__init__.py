@@ -22,6 +22,7 @@ from typing import Any
 
 PROMPT_DIR = Path(__file__).parent
 DEFAULT_PROMPT = "extract_v2"
+LEAN_PROMPT = "extract_lean"  # short, no examples: for large remote models (--lean)
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
