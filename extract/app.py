@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +24,7 @@ from extract.batch import (
 from extract.endpoints import EndpointError, EndpointOptions, EndpointPlan, plan_endpoint
 from extract.evaluate import Evaluation, GoldError, evaluate, load_gold
 from extract.extractor import Extractor
-from extract.ingest import DEFAULT_MAX_CHARS
+from extract.ingest import DEFAULT_MAX_CHARS, ingest_stream
 from extract.limits import Pricing, RequestGate, approx_tokens
 from extract.llm import Endpoint, RetryPolicy, build_client
 from extract.pipeline import (
@@ -33,6 +33,7 @@ from extract.pipeline import (
     Progress,
     Runner,
     RunSummary,
+    ingest_batch,
     ingest_into,
     jobs_for_stored,
     jobs_from,
@@ -80,9 +81,14 @@ def _reasks(settings: RunSettings, endpoint: Endpoint) -> int:
     return 1 if endpoint.kind == "local" else 2  # a re-ask on a CPU model costs ~30 s
 
 
+# The jobs of a run: a function of the runner, so a streamed corpus can write each chunk's
+# papers through the runner (after its write in progress) before handing over its jobs.
+JobChunks = Callable[[Runner], Iterable[Sequence[Job]]]
+
+
 def _extract_jobs(
     warehouse: Warehouse,
-    jobs: list[Job],
+    jobs: JobChunks,
     settings: RunSettings,
     *,
     run_id: str,
@@ -136,7 +142,7 @@ def _extract_jobs(
         else:
             runner = BatchRunner(warehouse, keys_only, options=settings.batch,
                                  on_poll=on_poll, only_batch=only_batch, **common)
-        return runner.run(jobs, open_live)
+        return runner.run_chunks(jobs(runner), open_live)
     finally:
         keys_only.close()
 
@@ -154,6 +160,19 @@ def request_gate(settings: RunSettings, endpoint: Endpoint) -> RequestGate:
                        pricing=pricing)
 
 
+# Papers read, stored and handed to the runner at a time: memory holds about one chunk.
+STREAM_CHUNK_PAPERS = 2000
+
+
+def _as_chunks(jobs: list[Job]) -> JobChunks:
+    return lambda _runner: [jobs]
+
+
+def _papers_stored(warehouse: Warehouse) -> int:
+    row = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()
+    return int(row[0]) if row else 0
+
+
 def run_inputs(
     inputs: Sequence[str],
     settings: RunSettings,
@@ -169,15 +188,25 @@ def run_inputs(
     endpoint choice; normally the endpoint comes from ``settings.endpoint``.
     """
     run_id = new_run_id()
+    report = IngestReport(files=0, occurrences=0, papers=0, new_papers=0, problems=[])
+
+    def streamed(runner: Runner) -> Iterator[list[Job]]:
+        for chunk in ingest_stream(inputs, max_chars=settings.max_chars,
+                                   chunk_papers=STREAM_CHUNK_PAPERS):
+            runner.write_now(ingest_batch(chunk, run_id))
+            report.files += len(chunk.files)
+            report.occurrences += chunk.occurrences
+            report.papers += len(chunk.papers)
+            report.problems.extend(chunk.problems)
+            yield jobs_from(chunk)
+
     with Warehouse(settings.db) as warehouse:
-        result, report = ingest_into(
-            warehouse, inputs, max_chars=settings.max_chars, run_id=run_id
-        )
-        jobs = jobs_from(result)
+        before = _papers_stored(warehouse)
         summary = _extract_jobs(
-            warehouse, jobs, settings, run_id=run_id, inputs=inputs, progress=progress,
+            warehouse, streamed, settings, run_id=run_id, inputs=inputs, progress=progress,
             transport=transport, endpoint=endpoint, on_poll=on_poll,
         )
+        report.new_papers = _papers_stored(warehouse) - before
         summary.input_problems = [p for p in report.problems if p.reason != "too_long"]
     return report, summary
 
@@ -216,7 +245,7 @@ def extract_stored(
         ).fetchall()
         jobs = jobs_for_stored(rows, settings.max_chars)
         return _extract_jobs(
-            warehouse, jobs, settings, run_id=run_id, inputs=["<warehouse>"],
+            warehouse, _as_chunks(jobs), settings, run_id=run_id, inputs=["<warehouse>"],
             progress=progress, transport=transport, endpoint=endpoint, on_poll=on_poll,
         )
 
@@ -242,7 +271,7 @@ def resume_batch(
         ).fetchall()
         batch = settings.batch or BatchOptions()
         return _extract_jobs(
-            warehouse, jobs_for_stored(rows, settings.max_chars),
+            warehouse, _as_chunks(jobs_for_stored(rows, settings.max_chars)),
             dataclasses.replace(settings, batch=batch), run_id=new_run_id(),
             inputs=[f"<batch {batch_id}>"], progress=progress, transport=transport,
             endpoint=chosen, on_poll=on_poll, only_batch=batch_id,

@@ -26,7 +26,7 @@ from typing import Any
 from extract.assemble import ASSEMBLY_VERSION, Assembled, assemble
 from extract.extractor import Extractor, Failure, Outcome
 from extract.grounding import Alignment, align
-from extract.ingest import IngestProblem, IngestResult, ingest
+from extract.ingest import IngestProblem, IngestResult, Occurrence, ingest
 from extract.limits import RequestGate
 from schemas import PaperDraft, PaperExtraction, schema_version
 from schemas.numbers import numbers_in, value_matches
@@ -84,8 +84,15 @@ def _canonical_paths() -> Callable[[str], str]:
     return canonical
 
 
+def _source_row(paper_id: str, occ: Occurrence, file: str, now: datetime) -> dict[str, Any]:
+    return {"paper_id": paper_id, "file": file, "position": occ.position, "line": occ.line,
+            "collection": occ.collection, "venue": occ.venue, "year": occ.year,
+            "source_id": occ.source_id, "title": occ.title, "first_seen": now}
+
+
 def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
-    """Rows for papers, sources and input failures of one ingest."""
+    """Rows for papers, sources and input failures of one ingest (or one chunk of a
+    streamed ingest: its repeats are new places of papers an earlier chunk returned)."""
     now = _now()
     batch = Batch()
     canonical = _canonical_paths()
@@ -101,21 +108,10 @@ def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
             },
         )
         for occ in paper.occurrences:
-            batch.add(
-                "sources",
-                {
-                    "paper_id": paper.paper_id,
-                    "file": canonical(occ.file),
-                    "position": occ.position,
-                    "line": occ.line,
-                    "collection": occ.collection,
-                    "venue": occ.venue,
-                    "year": occ.year,
-                    "source_id": occ.source_id,
-                    "title": occ.title,
-                    "first_seen": now,
-                },
-            )
+            batch.add("sources", _source_row(paper.paper_id, occ, canonical(occ.file), now))
+    for repeat in result.repeats:
+        occ = repeat.occurrence
+        batch.add("sources", _source_row(repeat.paper_id, occ, canonical(occ.file), now))
     for problem in result.problems:
         if problem.reason == "too_long":
             continue  # the paper is stored; its failure is recorded when a run skips it

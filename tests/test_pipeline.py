@@ -184,3 +184,22 @@ def test_a_request_failure_is_a_row_naming_the_file_and_place(tmp_path: Path) ->
         db, "SELECT stage, reason, file, position, detail FROM failures").rows
     assert (stage, reason, position) == ("request", "http_400", 2)
     assert file.endswith("two.txt") and "context length exceeded" in detail
+
+
+def test_streamed_run_in_small_chunks_stores_what_one_chunk_stores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import extract.app
+
+    whole = tmp_path / "whole.duckdb"
+    _, one = _run(whole, FakeModel())
+    monkeypatch.setattr(extract.app, "STREAM_CHUNK_PAPERS", 5)  # 76 places: ~15 chunks
+    streamed = tmp_path / "streamed.duckdb"
+    report, many = _run(streamed, FakeModel())
+    assert (report.files, report.occurrences, report.papers, report.new_papers) == (  # type: ignore[attr-defined]
+        4, 76, 63, 63)
+    assert many.line() == one.line() == "63 abstracts: 63 extracted, 0 from cache, 0 failed"  # type: ignore[attr-defined]
+    for sql in ("SELECT paper_id, text FROM papers ORDER BY 1",
+                "SELECT paper_id, file, position, line FROM sources ORDER BY 1, 2, 3",
+                "SELECT extraction_id FROM extractions ORDER BY 1",
+                "SELECT paper_id, name FROM tasks ORDER BY 1"):
+        assert run_sql(streamed, sql).rows == run_sql(whole, sql).rows, sql
