@@ -214,3 +214,37 @@ def test_price_table_is_data_and_can_be_overridden(tmp_path: Path,
     monkeypatch.setenv("PAPERSIFT_PRICES", str(tmp_path / "missing.toml"))
     with pytest.raises(PriceError, match=r"missing\.toml: cannot read"):
         price_table()
+
+
+def test_a_run_learns_the_simulators_limit_and_loses_nothing(tmp_path: Path) -> None:
+    from bench.simendpoint import SimConfig, SimEndpoint
+    from extract.endpoints import EndpointOptions
+
+    config = SimConfig(latency="fixed:0", rpm=1200, burst_s=0.5)  # 20/s, 10 at once
+    with SimEndpoint(config) as sim:
+        settings = RunSettings(db=tmp_path / "w.duckdb", concurrency=16, endpoint=EndpointOptions(
+            provider="compatible", base_url=sim.base_url, model="gpt-4o-mini"))
+        _, summary = run_inputs([str(CORPUS)], settings)
+        stats = sim.stats()
+    assert summary.line() == "63 abstracts: 63 extracted, 0 from cache, 0 failed"
+    assert stats["by_status"]["200"] == 63
+    # Only the first burst, sent before any answer announced the limit, may be refused;
+    # once learned, pacing at 95% of 20/s keeps every later request inside it.
+    assert stats["rate_limited"]["requests"] <= 16
+    retried = stored_rows(tmp_path / "w.duckdb",
+                          "SELECT count(*) FROM calls WHERE http_status = 429")
+    assert retried == [(stats["rate_limited"]["requests"],)]
+
+
+def test_max_cost_needs_a_price(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from extract.cli import cli
+
+    result = CliRunner().invoke(cli, ["run", str(CORPUS), "--db", str(tmp_path / "w.duckdb"),
+                                      "--base-url", "http://127.0.0.1:9/v1", "--model",
+                                      "no-such-model", "--max-cost", "1"])
+    assert result.exit_code != 0
+    assert "--max-cost needs the price of 'no-such-model'" in result.output
+    assert not (tmp_path / "w.duckdb").exists() or stored_rows(
+        tmp_path / "w.duckdb", "SELECT count(*) FROM calls") == [(0,)]
