@@ -372,29 +372,37 @@ def billed_prompt_tokens(extractor: Extractor, text: str) -> int:
 def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     """Read the inputs and the cache (read-only) and estimate tokens and cost; nothing is
     written, no server is started and no request is made."""
-    from extract.ingest import ingest
     from warehouse.db import connect
 
-    jobs = jobs_from(ingest(inputs, max_chars=settings.max_chars))
     plan = plan_endpoint(settings.endpoint)
-    prompt = load_prompt(settings.prompt)
-    keys_only = Extractor(plan.endpoint, prompt, max_reasks=0)
-    keys = {job.paper_id: keys_only.key_for(job.text) for job in jobs if job.skip is None}
-    cached: set[str] = set()
-    if settings.use_cache and settings.db.exists():
-        con = connect(settings.db, read_only=True)
-        try:
-            rows = con.execute("SELECT cache_key FROM llm_cache WHERE list_contains(?, "
-                               "cache_key)", [list(keys.values())]).fetchall()
-        finally:
-            con.close()
-        cached = {row[0] for row in rows}
-    to_send = [job for job in jobs if job.skip is None and keys[job.paper_id] not in cached]
-    try:
-        prompt_tokens = sum(billed_prompt_tokens(keys_only, job.text) for job in to_send)
+    keys_only = Extractor(plan.endpoint, load_prompt(settings.prompt), max_reasks=0)
+    con = (connect(settings.db, read_only=True)
+           if settings.use_cache and settings.db.exists() else None)
+    abstracts = skipped = cached = 0
+    sent = prompt_tokens = 0
+    try:  # chunk by chunk, so a corpus of millions is estimated in bounded memory
+        for chunk in ingest_stream(inputs, max_chars=settings.max_chars,
+                                   chunk_papers=STREAM_CHUNK_PAPERS):
+            jobs = jobs_from(chunk)
+            abstracts += len(jobs)
+            skipped += sum(1 for job in jobs if job.skip is not None)
+            keys = {job.paper_id: keys_only.key_for(job.text)
+                    for job in jobs if job.skip is None}
+            hits: set[str] = set()
+            if con is not None and keys:
+                hits = {row[0] for row in con.execute(
+                    "SELECT cache_key FROM llm_cache WHERE list_contains(?, cache_key)",
+                    [list(keys.values())]).fetchall()}
+            to_send = [job for job in jobs
+                       if job.skip is None and keys[job.paper_id] not in hits]
+            cached += len(keys) - len(to_send)
+            sent += len(to_send)
+            prompt_tokens += sum(billed_prompt_tokens(keys_only, job.text) for job in to_send)
     finally:
         keys_only.close()
-    completion_tokens = COMPLETION_TOKENS_PER_ABSTRACT * len(to_send)
+        if con is not None:
+            con.close()
+    completion_tokens = COMPLETION_TOKENS_PER_ABSTRACT * sent
     pricing = pricing_for(plan.endpoint.model, override=settings.price,
                           batch=settings.batch is not None)
     if plan.endpoint.kind == "local":
@@ -404,8 +412,7 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     else:
         cost = None
     return Estimate(
-        model=plan.endpoint.model, abstracts=len(jobs),
-        cached=sum(1 for job in jobs if job.skip is None and keys[job.paper_id] in cached),
-        skipped=sum(1 for job in jobs if job.skip is not None), to_send=len(to_send),
+        model=plan.endpoint.model, abstracts=abstracts, cached=cached, skipped=skipped,
+        to_send=sent,
         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost,
     )
