@@ -12,6 +12,7 @@ are no re-asks inside a batch; a rerun resubmits only what failed (successes are
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -62,6 +63,10 @@ UNANSWERED = {
     "failed": "batch_failed",
     "completed": "batch_missing",
 }
+
+
+# A batch in these states will never answer: not worth adopting after a kill.
+DEAD_STATUSES = frozenset({"failed", "expired", "cancelling", "cancelled"})
 
 
 class BatchError(Exception):
@@ -295,7 +300,16 @@ class BatchRunner(Runner):
 
         for chunk in chunks(lines(), self.options.max_requests, self.options.max_bytes):
             content = b"".join(line for _, line in chunk)
+            digest = "sha256:" + hashlib.sha256(content).hexdigest()
             try:
+                found = self._unrecorded_batch(client, digest)
+                if found is not None:  # accepted before a kill, never stored: adopt it
+                    record = self._record_of(found.id, found.input_file_id, found.status,
+                                             len(chunk))
+                    record_submission(self.warehouse, record,
+                                      [request for request, _ in chunk])
+                    records.append(record)
+                    continue
                 uploaded = client.files.create(
                     file=(f"papersift-{self.run_id}.jsonl", content, "application/jsonl"),
                     purpose="batch",
@@ -303,7 +317,7 @@ class BatchRunner(Runner):
                 remote = client.batches.create(
                     input_file_id=uploaded.id, endpoint=BATCH_URL,
                     completion_window=COMPLETION_WINDOW,
-                    metadata={"papersift_run": self.run_id},
+                    metadata={"papersift_run": self.run_id, "papersift_requests": digest},
                 )
             except openai.APIError as error:  # refused: its papers fail, with the reason
                 failure = Failure("request", f"batch_submit_{failure_reason(error)}",
@@ -318,6 +332,24 @@ class BatchRunner(Runner):
             self.submitted.append(remote.id)
             records.append(record)
         return records
+
+    def _unrecorded_batch(self, client: openai.OpenAI, digest: str) -> Any | None:
+        """A live batch of exactly these request lines that the warehouse does not know: a
+        kill between the provider accepting a batch and papersift storing it leaves one.
+        The provider's newest 100 batches are searched (by their ``papersift_requests``
+        metadata, the hash of the uploaded lines)."""
+        known = {row[0] for row in self.warehouse.con.execute(
+            "SELECT batch_id FROM batches").fetchall()}
+        try:
+            listed = client.batches.list(limit=100).data
+        except openai.APIError:
+            return None  # best effort: a provider that cannot list still gets the batch
+        for remote in listed:
+            metadata = remote.metadata or {}
+            if (metadata.get("papersift_requests") == digest and remote.id not in known
+                    and remote.status not in DEAD_STATUSES):
+                return remote
+        return None
 
     def _record_of(self, batch_id: str, input_file_id: str, status: str,
                    count: int) -> BatchRecord:

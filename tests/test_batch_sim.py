@@ -107,3 +107,26 @@ def test_a_run_killed_while_polling_resumes_the_same_batch(tmp_path: Path) -> No
     assert _one(db, "SELECT count(*) FROM calls") == 63
     assert _one(db, "SELECT count(*) FROM run_papers") == 63
     assert _one(db, "SELECT count(*) FROM batches WHERE collected IS NOT NULL") == 1
+
+
+def test_a_batch_accepted_but_never_stored_is_adopted_not_paid_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import extract.batch
+
+    db = tmp_path / "w.duckdb"
+
+    def killed(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt  # death right after the provider accepted the batch
+
+    with SimEndpoint(SimConfig(batch_seconds=0.2)) as sim:
+        with monkeypatch.context() as patched:
+            patched.setattr(extract.batch, "record_submission", killed)
+            with pytest.raises(KeyboardInterrupt):
+                run_inputs([str(CORPUS)], _settings(db, sim.base_url))
+        assert sim.stats()["batches"] == 1
+        assert _one(db, "SELECT count(*) FROM batches") == 0  # the warehouse never knew
+        _, summary = run_inputs([str(CORPUS)], _settings(db, sim.base_url))
+        assert sim.stats()["batches"] == 1, "the rerun adopted the batch, it did not resubmit"
+    assert summary.line() == "63 abstracts: 63 extracted, 0 from cache, 0 failed"
+    assert _one(db, "SELECT count(*) FROM batches") == 1
+    assert _one(db, "SELECT count(*) FROM extractions") == 63
