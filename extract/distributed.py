@@ -20,13 +20,13 @@ The flow (docs/scale.md explains the choices):
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import os
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 from extract.endpoints import EndpointError, EndpointOptions, plan_endpoint
 from extract.extractor import Extractor, Failure, Outcome
 from extract.ingest import DEFAULT_MAX_CHARS, ingest
+from extract.limits import RequestGate
 from extract.llm import Endpoint, RetryPolicy
 from extract.pipeline import (
     Job,
@@ -155,6 +156,10 @@ class ShardSettings:
     prompt: str = DEFAULT_PROMPT
     max_reasks: int = 2
     concurrency: int = 4  # requests in flight per worker
+    # This worker's share of the account's limits (RPM / workers, TPM / workers); None:
+    # adopted from the provider's x-ratelimit headers, which announce the whole account's.
+    rpm: float | None = None
+    tpm: float | None = None
     retry: RetryPolicy = RetryPolicy()
     cache_snapshot: Path | None = None  # Parquet of llm_cache rows (export_cache_snapshot)
     transport: Callable[[], httpx2.BaseTransport] | None = None  # tests and replays
@@ -212,6 +217,8 @@ class ShardExtractor:
         self.extractor = Extractor(endpoint, load_prompt(settings.prompt),
                                    max_reasks=settings.max_reasks, transport=transport,
                                    policy=settings.retry)
+        # One gate per worker, kept across its shards: the pacing the single process uses.
+        self.gate = RequestGate(rpm=settings.rpm, tpm=settings.tpm)
         # The same provenance Runner stores on each extraction (tests compare the rows).
         self.provenance = {
             "endpoint": endpoint.cache_identity,
@@ -234,10 +241,8 @@ class ShardExtractor:
         report = ShardReport(shard=shard, papers=len(jobs))
         outcomes = self._known(jobs)
         to_send = [job for job in jobs if job.paper_id not in outcomes]
-        with ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency)) as pool:
-            for outcome in pool.map(lambda job: self.extractor.extract(job.paper_id, job.text),
-                                    to_send):
-                outcomes[outcome.paper_id] = outcome
+        if to_send:
+            outcomes.update(asyncio.run(self._send(to_send)))
         rows = Batch()
         for job in jobs:  # shard order, whatever order the answers came in
             outcome = outcomes[job.paper_id]
@@ -255,6 +260,19 @@ class ShardExtractor:
         write_partitions(rows, self.settings.out, shard, EXTRACT_PART, EXTRACT_TABLES)
         report.seconds = round(time.monotonic() - started, 3)
         return report
+
+    async def _send(self, jobs: Sequence[Job]) -> dict[str, Outcome]:
+        """The shard's requests through the async client, ``concurrency`` at a time, each
+        attempt paced by the worker's gate."""
+        slots = asyncio.Semaphore(max(1, self.settings.concurrency))
+
+        async def one(job: Job) -> Outcome:
+            async with slots:
+                return await self.extractor.extract_async(job.paper_id, job.text)
+
+        async with self.extractor.session(self.gate):
+            answers = await asyncio.gather(*(one(job) for job in jobs))
+        return {outcome.paper_id: outcome for outcome in answers}
 
     def _known(self, jobs: Sequence[Job]) -> dict[str, Outcome]:
         """Outcomes that need no request: skipped papers and cache-snapshot hits."""

@@ -241,3 +241,28 @@ def test_an_endpoint_carrying_a_key_is_not_shipped_to_workers(tmp_path: Path) ->
     endpoint = replace(recorded_endpoint(Recording.load(CORPUS_RECORDING)), api_key="sk-x")
     with pytest.raises(DistributedError, match="EndpointOptions"):
         ShardSettings(out=tmp_path, run_id="r", endpoint=endpoint)
+
+
+def test_a_worker_paces_at_its_share_of_the_rate_limit(tmp_path: Path) -> None:
+    """No Ray needed: one worker object against the simulator, given RPM / workers."""
+    from bench.simendpoint import SimConfig, SimEndpoint
+
+    out = tmp_path / "out"
+    (shard,) = shard_corpus([CORPUS], out, papers_per_shard=100)
+    # The account allows 1,200 requests a minute (20/s, 20 at once); this worker's share
+    # is 600. Paced at 95% of its share from the first request, it can never be refused.
+    with SimEndpoint(SimConfig(latency="fixed:0", rpm=1200, burst_s=1.0)) as sim:
+        endpoint = EndpointOptions(provider="compatible", base_url=sim.base_url,
+                                   model="gpt-4o-mini")
+        worker = ShardExtractor(ShardSettings(out=out, run_id="run_paced", endpoint=endpoint,
+                                              concurrency=16, rpm=600))
+        try:
+            report = worker.extract_shard(0, shard)
+        finally:
+            worker.extractor.close()
+        stats = sim.stats()
+    assert (report.papers, report.extracted, report.failed) == (63, 63, 0)
+    assert stats["by_status"] == {"200": 63}
+    assert stats["rate_limited"] == {"requests": 0, "tokens": 0}
+    # 63 requests at 9.5 a second after a first burst of 9: at least 5.6 s.
+    assert stats["last_request_at"] - stats["first_request_at"] >= (63 - 10) / 9.5
