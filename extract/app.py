@@ -24,7 +24,7 @@ from extract.batch import (
 from extract.endpoints import EndpointError, EndpointOptions, EndpointPlan, plan_endpoint
 from extract.evaluate import Evaluation, GoldError, evaluate, load_gold
 from extract.extractor import Extractor
-from extract.ingest import DEFAULT_MAX_CHARS, ingest_stream
+from extract.ingest import DEFAULT_CHUNK_PAPERS, DEFAULT_MAX_CHARS, ingest_stream
 from extract.limits import Pricing, RequestGate, approx_tokens
 from extract.llm import Endpoint, RetryPolicy, build_client
 from extract.pipeline import (
@@ -161,7 +161,7 @@ def request_gate(settings: RunSettings, endpoint: Endpoint) -> RequestGate:
 
 
 # Papers read, stored and handed to the runner at a time: memory holds about one chunk.
-STREAM_CHUNK_PAPERS = 2000
+STREAM_CHUNK_PAPERS = DEFAULT_CHUNK_PAPERS
 
 
 def _as_chunks(jobs: list[Job]) -> JobChunks:

@@ -44,7 +44,7 @@ from extract.limits import RequestGate
 from extract.llm import Endpoint, RetryPolicy
 from extract.pipeline import (
     Job,
-    _cached_answer,
+    cached_outcome,
     ingest_batch,
     jobs_from,
     outcome_batch,
@@ -285,10 +285,7 @@ class ShardExtractor:
                 known[job.paper_id] = Outcome(paper_id=job.paper_id, cache_key=key,
                                               failure=job.skip)
             elif key in cached:
-                hit = cached[key]
-                known[job.paper_id] = Outcome(
-                    paper_id=job.paper_id, cache_key=key, **_cached_answer(hit["response"]),
-                    lenient=hit["lenient"], asks=hit["asks"] or 0, from_cache=True)
+                known[job.paper_id] = cached_outcome(job.paper_id, key, cached[key])
         return known
 
 

@@ -222,7 +222,7 @@ class RequestGate:
         self.reserved_usd -= ticket.cost_reserved
         if response is None:
             return
-        prompt, completion = _usage(response)
+        prompt, completion, _ = usage_of(response)
         if prompt is not None:
             if self.pricing is not None:
                 self.spent_usd += self.pricing.cost(prompt, completion or 0)
@@ -293,11 +293,18 @@ def retry_after_seconds(headers: httpx2.Headers) -> float | None:
     return max((when - datetime.now(UTC)).total_seconds(), 0.0)
 
 
-def _usage(response: httpx2.Response) -> tuple[int | None, int | None]:
+def usage_of(response: httpx2.Response) -> tuple[int | None, int | None, str | None]:
+    """Prompt tokens, completion tokens and finish reason of a chat-completion answer
+    (None for what it does not say)."""
     try:
-        usage = json.loads(response.content).get("usage") or {}
-    except (ValueError, AttributeError, UnicodeDecodeError):
-        return None, None
+        body = json.loads(response.content)
+    except (ValueError, UnicodeDecodeError):
+        return None, None, None
+    if not isinstance(body, dict):
+        return None, None, None
+    usage = body.get("usage") or {}
+    choices = body.get("choices") or [{}]
+    finish = choices[0].get("finish_reason") if isinstance(choices[0], dict) else None
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
     return (prompt if isinstance(prompt, int) else None,
-            completion if isinstance(completion, int) else None)
+            completion if isinstance(completion, int) else None, finish)

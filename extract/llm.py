@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -32,7 +31,7 @@ from tenacity import (
     stop_after_delay,
 )
 
-from extract.limits import BudgetExceededError, RequestGate, retry_after_seconds
+from extract.limits import BudgetExceededError, RequestGate, retry_after_seconds, usage_of
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 MODES = {
@@ -166,19 +165,6 @@ class _WaitRetryAfterOrBackoff:
         return self.backoff(state)
 
 
-def _usage_from(response: httpx2.Response) -> tuple[int | None, int | None, str | None]:
-    try:
-        body = json.loads(response.content)
-    except (ValueError, UnicodeDecodeError):
-        return None, None, None
-    if not isinstance(body, dict):
-        return None, None, None
-    usage = body.get("usage") or {}
-    choices = body.get("choices") or [{}]
-    finish = choices[0].get("finish_reason") if isinstance(choices[0], dict) else None
-    return usage.get("prompt_tokens"), usage.get("completion_tokens"), finish
-
-
 _RETRIED_ERRORS = (RetryableStatusError, httpx2.TimeoutException, httpx2.NetworkError,
                   httpx2.RemoteProtocolError)
 
@@ -231,7 +217,7 @@ class _Attempts:
             record.status = "http_error"
             record.error = (log.redact if log else str)(_short(response.text, 500))
         else:
-            record.prompt_tokens, record.completion_tokens, record.finish_reason = _usage_from(
+            record.prompt_tokens, record.completion_tokens, record.finish_reason = usage_of(
                 response
             )
             if record.finish_reason == "length":
@@ -417,23 +403,27 @@ def build_client(
     sleep: Callable[[float], None] = time.sleep,
 ) -> tuple[instructor.Instructor, openai.OpenAI]:
     """An instructor client for the endpoint, its HTTP going through the retrying transport."""
-    if endpoint.mode not in MODES:
-        raise ValueError(f"unknown mode {endpoint.mode!r}; choose one of {sorted(MODES)}")
+    sdk = _sdk_options(endpoint)
     inner = transport if transport is not None else httpx2.HTTPTransport()
-    http_client = httpx2.Client(
-        transport=RetryingTransport(inner, policy=policy, sleep=sleep),
-        timeout=httpx2.Timeout(endpoint.timeout_s, connect=10.0),
-    )
-    raw = openai.OpenAI(
-        base_url=endpoint.base_url,
-        api_key=endpoint.api_key or "not-needed",
-        max_retries=0,
-        timeout=endpoint.timeout_s,
-        http_client=http_client,
-    )
+    http_client = httpx2.Client(transport=RetryingTransport(inner, policy=policy, sleep=sleep),
+                                timeout=_http_timeout(endpoint))
+    raw = openai.OpenAI(**sdk, http_client=http_client)
     client = instructor.from_openai(raw, mode=MODES[endpoint.mode])
     client.on("parse:error", _mark_invalid)
     return client, raw
+
+
+def _sdk_options(endpoint: Endpoint) -> dict[str, Any]:
+    """What both SDK clients get: the endpoint, the key, no SDK retries (the transport
+    owns them), the endpoint's timeout. Checks the mode first."""
+    if endpoint.mode not in MODES:
+        raise ValueError(f"unknown mode {endpoint.mode!r}; choose one of {sorted(MODES)}")
+    return {"base_url": endpoint.base_url, "api_key": endpoint.api_key or "not-needed",
+            "max_retries": 0, "timeout": endpoint.timeout_s}
+
+
+def _http_timeout(endpoint: Endpoint) -> httpx2.Timeout:
+    return httpx2.Timeout(endpoint.timeout_s, connect=10.0)
 
 
 def build_async_client(
@@ -445,8 +435,7 @@ def build_async_client(
 ) -> tuple[instructor.AsyncInstructor, openai.AsyncOpenAI]:
     """The async instructor client for the endpoint, paced by ``gate`` when given. A
     sync-only transport runs in worker threads."""
-    if endpoint.mode not in MODES:
-        raise ValueError(f"unknown mode {endpoint.mode!r}; choose one of {sorted(MODES)}")
+    sdk = _sdk_options(endpoint)
     if transport is None:
         inner: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport(
             limits=httpx2.Limits(max_connections=None, max_keepalive_connections=None))
@@ -456,15 +445,8 @@ def build_async_client(
         inner = ThreadedTransport(transport)
     http_client = httpx2.AsyncClient(
         transport=AsyncRetryingTransport(inner, policy=policy, gate=gate),
-        timeout=httpx2.Timeout(endpoint.timeout_s, connect=10.0),
-    )
-    raw = openai.AsyncOpenAI(
-        base_url=endpoint.base_url,
-        api_key=endpoint.api_key or "not-needed",
-        max_retries=0,
-        timeout=endpoint.timeout_s,
-        http_client=http_client,
-    )
+        timeout=_http_timeout(endpoint))
+    raw = openai.AsyncOpenAI(**sdk, http_client=http_client)
     client = instructor.from_openai(raw, mode=MODES[endpoint.mode])
     client.on("parse:error", _mark_invalid)
     return client, raw

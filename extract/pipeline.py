@@ -491,15 +491,7 @@ class Runner:
             if hit is None:
                 to_send.append(job)
                 continue
-            outcome = Outcome(
-                paper_id=job.paper_id,
-                cache_key=keys[job.paper_id],
-                **_cached_answer(hit["response"]),
-                lenient=hit["lenient"],
-                asks=hit["asks"] or 0,
-                from_cache=True,
-            )
-            self._record(outcome)
+            self._record(cached_outcome(job.paper_id, keys[job.paper_id], hit))
         self._hold_flush = False
         self._flush(force=True)
         return to_send
@@ -615,11 +607,15 @@ class Runner:
             writing.result()
 
 
-def _cached_answer(response: dict[str, Any]) -> dict[str, Any]:
-    """A cached answer as Outcome fields: a draft (schema v2) or an already grounded one."""
-    if "types" in response:
-        return {"draft": PaperDraft.model_validate(response)}
-    return {"extraction": PaperExtraction.model_validate(response)}
+def cached_outcome(paper_id: str, cache_key: str, hit: dict[str, Any]) -> Outcome:
+    """The outcome of a cache hit (a row of ``cache_lookup``): a draft (schema v2) or an
+    already grounded answer, with the asks it once took; no request is made."""
+    response = hit["response"]
+    answer: dict[str, Any] = (
+        {"draft": PaperDraft.model_validate(response)} if "types" in response
+        else {"extraction": PaperExtraction.model_validate(response)})
+    return Outcome(paper_id=paper_id, cache_key=cache_key, **answer, lenient=hit["lenient"],
+                   asks=hit["asks"] or 0, from_cache=True)
 
 
 def too_short(text: str, where: str) -> Failure | None:
