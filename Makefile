@@ -32,7 +32,7 @@ install-browser:  ## Debian's chromium + chromium-driver for the report's browse
 	bash .ci/install-browser
 
 lint: install  ## ruff
-	$(BIN)/ruff check extract schemas prompts warehouse report tests bench
+	$(BIN)/ruff check papersift extract schemas prompts warehouse report tests bench
 
 typecheck: install  ## mypy --strict on the packages
 	$(BIN)/mypy

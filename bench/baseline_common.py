@@ -36,11 +36,11 @@ import httpx2
 import openai
 from pydantic import ValidationError
 
-from extract.extractor import Extractor, Failure, Outcome, failure_reason
-from extract.llm import CallLog, Endpoint, RetryPolicy, call_log
-from prompts import Prompt
-from schemas import Benchmark, ClaimedGain, Method, PaperExtraction, Task
-from schemas.paper import MAX_EVIDENCE_CHARS, ContributionType, GainUnit
+from papersift.extract.access.extractor import Extractor, Failure, Outcome, failure_reason
+from papersift.extract.access.llm import CallLog, Endpoint, RetryPolicy, call_log
+from papersift.prompts import Prompt
+from papersift.schemas import Benchmark, ClaimedGain, Method, PaperExtraction, Task
+from papersift.schemas.paper import MAX_EVIDENCE_CHARS, ContributionType, GainUnit
 
 CONTRIBUTION_TYPES: tuple[ContributionType, ...] = get_args(ContributionType)
 UNITS: tuple[GainUnit, ...] = get_args(GainUnit)

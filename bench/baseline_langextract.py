@@ -53,8 +53,8 @@ from bench.baseline_common import (
     request_failure,
     schema_text,
 )
-from extract.extractor import Failure
-from extract.llm import CallLog, Endpoint, RetryPolicy
+from papersift.extract.access.extractor import Failure
+from papersift.extract.access.llm import CallLog, Endpoint, RetryPolicy
 
 NAME = "langextract"
 DEFAULT_MAX_CHAR_BUFFER = 4000

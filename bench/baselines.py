@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.baseline_common import BaselineExtractor  # noqa: E402
-from extract.ingest import DEFAULT_MAX_CHARS  # noqa: E402
-from extract.pipeline import (  # noqa: E402
+from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS  # noqa: E402
+from papersift.extract.runs.pipeline import (  # noqa: E402
     Job,
     Progress,
     Runner,
@@ -40,7 +40,7 @@ from extract.pipeline import (  # noqa: E402
     jobs_from,
     new_run_id,
 )
-from warehouse import Warehouse  # noqa: E402
+from papersift.warehouse import Warehouse  # noqa: E402
 
 
 class BaselineError(Exception):

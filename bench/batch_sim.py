@@ -23,11 +23,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench.simendpoint import SimConfig, SimEndpoint  # noqa: E402
 from bench.synth import write_corpus  # noqa: E402
-from extract.app import RunSettings, estimate_run, run_inputs  # noqa: E402
-from extract.batch import BatchOptions  # noqa: E402
-from extract.endpoints import EndpointOptions  # noqa: E402
-from extract.prices import pricing_for  # noqa: E402
-from warehouse.query import run_sql  # noqa: E402
+from papersift.extract.access.endpoints import EndpointOptions  # noqa: E402
+from papersift.extract.domain.prices import pricing_for  # noqa: E402
+from papersift.extract.interface.app import RunSettings, estimate_run, run_inputs  # noqa: E402
+from papersift.extract.runs.batch import BatchOptions  # noqa: E402
+from papersift.warehouse.query import run_sql  # noqa: E402
 
 
 def main() -> None:

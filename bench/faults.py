@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from extract.app import RunSettings, run_inputs  # noqa: E402
-from extract.llm import Endpoint, RetryPolicy  # noqa: E402
+from papersift.extract.access.llm import Endpoint, RetryPolicy  # noqa: E402
+from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
 from tests.faultcheck import account, variant_corpus  # noqa: E402
 from tests.faultserver import FaultConfig, running  # noqa: E402
 

@@ -409,7 +409,7 @@ def build_cases(abstracts: Sequence[str], seed: int = 7, per_abstract: int = 6) 
 
 def run_cases(cases: Sequence[Case], abstracts: Sequence[str]) -> list[Outcome]:
     """Align every case once, with threshold 0, keeping status and score."""
-    from extract.grounding import MIN_FUZZY_CHARS, align, normalize
+    from papersift.extract.domain.grounding import MIN_FUZZY_CHARS, align, normalize
 
     outcomes = []
     for case in cases:
@@ -541,7 +541,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--per-abstract", type=int, default=6)
     args = parser.parse_args(argv)
 
-    from extract.ingest import ingest
+    from papersift.extract.domain.ingest import ingest
 
     abstracts = [paper.text for paper in ingest(args.paths).papers]
     cases = build_cases(abstracts, seed=args.seed, per_abstract=args.per_abstract)

@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from extract.app import RunSettings, run_inputs  # noqa: E402
-from extract.ingest import ingest  # noqa: E402
-from extract.llm import Endpoint  # noqa: E402
+from papersift.extract.access.llm import Endpoint  # noqa: E402
+from papersift.extract.domain.ingest import ingest  # noqa: E402
+from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
 from tests.fakes import FakeModel  # noqa: E402
 
 

@@ -25,16 +25,16 @@ sys.path.insert(0, str(ROOT))
 import duckdb  # noqa: E402
 import httpx2  # noqa: E402
 
-from extract.app import RunSettings, run_inputs  # noqa: E402
-from extract.distributed import (  # noqa: E402
+from papersift.extract.access.llm import Endpoint, RetryPolicy  # noqa: E402
+from papersift.extract.domain.ingest import ingest  # noqa: E402
+from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
+from papersift.extract.runs.distributed import (  # noqa: E402
     ShardSettings,
     merge_into,
     parquet_views,
     run_on_ray,
     shard_corpus,
 )
-from extract.ingest import ingest  # noqa: E402
-from extract.llm import Endpoint, RetryPolicy  # noqa: E402
 
 QUERY = ("SELECT lower(name) AS task, count(DISTINCT paper_id) AS papers "
          "FROM extraction_tasks GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10")

@@ -24,13 +24,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.pipeline_overhead import build_corpus  # noqa: E402
-from extract.app import RunSettings, run_inputs  # noqa: E402
-from extract.llm import Endpoint  # noqa: E402
-from report.render import render_html, write_report  # noqa: E402
+from papersift.extract.access.llm import Endpoint  # noqa: E402
+from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
+from papersift.report.render import render_html, write_report  # noqa: E402
+from papersift.warehouse.report import load_report  # noqa: E402
 from tests.browser import browser_problem, open_browser  # noqa: E402
 from tests.corpus_warehouse import replay_corpus  # noqa: E402
 from tests.fakes import FakeModel  # noqa: E402
-from warehouse.report import load_report  # noqa: E402
 
 
 def measure(db: Path, out: Path, repeat: int, label: str) -> None:

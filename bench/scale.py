@@ -30,7 +30,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 from bench.simendpoint import SimConfig, SimEndpoint
 from bench.synth import write_corpus
-from warehouse.query import run_sql, saved_queries
+from papersift.warehouse.query import run_sql, saved_queries
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODEL = "gpt-4o-mini"
@@ -49,7 +49,7 @@ class Measured:
 def papersift_command() -> list[str]:
     """The installed `papersift` next to this interpreter, else the module."""
     script = Path(sys.executable).with_name("papersift")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "extract.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "papersift"]
 
 
 def measured(command: list[str], env: dict[str, str]) -> Measured:

@@ -25,8 +25,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extract.assemble import sentence_spans
-from extract.ingest import ingest
+from papersift.extract.domain.assemble import sentence_spans
+from papersift.extract.domain.ingest import ingest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = REPO_ROOT / "examples" / "neurips-2026"

@@ -33,11 +33,11 @@ import openai
 
 from bench.simendpoint import SimConfig, SimEndpoint, parse_latency
 from bench.synth import write_corpus
-from extract.app import RunSettings, run_inputs
-from extract.endpoints import EndpointOptions
-from extract.ingest import ingest
-from prompts import DEFAULT_PROMPT, load_prompt
-from schemas import PaperDraft
+from papersift.extract.access.endpoints import EndpointOptions
+from papersift.extract.domain.ingest import ingest
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.prompts import DEFAULT_PROMPT, load_prompt
+from papersift.schemas import PaperDraft
 
 CLIENT_CONCURRENCY = 32
 MAX_TOKENS = 512

@@ -32,12 +32,12 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 from bench.simendpoint import draft_for
 from bench.synth import synth_papers
-from extract.extractor import Outcome
-from extract.ingest import IngestResult, Occurrence, Paper, paper_id_for
-from extract.llm import CallRecord
-from extract.pipeline import Job, ingest_batch, outcome_batch
-from schemas import PaperDraft
-from warehouse.store import Batch, Warehouse
+from papersift.extract.access.extractor import Outcome
+from papersift.extract.access.llm import CallRecord
+from papersift.extract.domain.ingest import IngestResult, Occurrence, Paper, paper_id_for
+from papersift.extract.runs.pipeline import Job, ingest_batch, outcome_batch
+from papersift.schemas import PaperDraft
+from papersift.warehouse.store import Batch, Warehouse
 
 RUN_ID = "bench-run"
 PROVENANCE = {"endpoint": "sim", "model": "gpt-4o-mini", "mode": "tools",

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.warehouse_writes import paper_batches, template_batches  # noqa: E402
-from warehouse import Warehouse  # noqa: E402
-from warehouse.store import Batch  # noqa: E402
+from papersift.warehouse import Warehouse  # noqa: E402
+from papersift.warehouse.store import Batch  # noqa: E402
 
 
 def peak_rss_mib() -> int:

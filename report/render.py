@@ -18,8 +18,8 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from report.markup import Span, segments
-from warehouse.report import (
+from papersift.report.markup import Span, segments
+from papersift.warehouse.report import (
     FIELDS,
     Item,
     PaperCard,

@@ -7,8 +7,8 @@ Two shapes: :class:`PaperDraft` is what the model writes (names and numbers, no 
 import functools
 from typing import Any
 
-from schemas.draft import DraftBenchmark, DraftGain, PaperDraft, draft_json_schema
-from schemas.paper import (
+from papersift.schemas.draft import DraftBenchmark, DraftGain, PaperDraft, draft_json_schema
+from papersift.schemas.paper import (
     Benchmark,
     ClaimedGain,
     Grounded,

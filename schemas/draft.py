@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from schemas.paper import ContributionType
+from papersift.schemas.paper import ContributionType
 
 MAX_NAME_CHARS = 120
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from schemas.numbers import numbers_in, value_matches
+from papersift.schemas.numbers import numbers_in, value_matches
 
 ContributionType = Literal[
     "method", "benchmark", "dataset", "theory", "empirical_analysis", "position", "system"

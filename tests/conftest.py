@@ -94,6 +94,6 @@ def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def stored_rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
     """Rows of a query on a warehouse, through the read-only path `papersift sql` uses."""
-    from warehouse.query import run_sql
+    from papersift.warehouse.query import run_sql
 
     return run_sql(db, sql).rows

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from extract.app import RunSettings, run_inputs
-from extract.llm import Endpoint
-from extract.pipeline import RunSummary
-from extract.recording import Recording, ReplayTransport
+from papersift.extract.access.llm import Endpoint
+from papersift.extract.access.recording import Recording, ReplayTransport
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.runs.pipeline import RunSummary
 from tests.conftest import CORPUS, CORPUS_RECORDING
 
 

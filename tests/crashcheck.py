@@ -16,9 +16,9 @@ from pathlib import Path
 
 import duckdb
 
+from papersift.warehouse.db import connect
 from tests.faultcheck import CORPUS, integrity
 from tests.faultserver import FaultConfig, FaultServer, running
-from warehouse.db import connect
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
 ABSTRACTS = 63  # distinct abstracts in the bundled corpus

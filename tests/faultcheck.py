@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from extract.ingest import ingest
+from papersift.extract.domain.ingest import ingest
 from tests.faultserver import FaultServer, expected_outcome
 
 ROOT = Path(__file__).resolve().parent.parent

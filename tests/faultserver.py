@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from extract.ingest import paper_id_for
+from papersift.extract.domain.ingest import paper_id_for
 
 TRANSPORT_FAULTS = ("rate_limit", "server_error", "bad_gateway", "unavailable", "hang", "drop")
 CONTENT_FAULTS = ("truncated_json", "schema_break", "empty_body", "ungrounded")

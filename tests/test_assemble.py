@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extract.assemble import assemble, result_numbers, sentence_spans
-from schemas import PaperDraft
+from papersift.extract.domain.assemble import assemble, result_numbers, sentence_spans
+from papersift.schemas import PaperDraft
 
 TEXT = (
     "Long-context retrieval is costly. We introduce \\textbf{SpanSearch} (Span-Level "

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from extract.cli import cli
-from extract.ingest import paper_id_for
+from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.interface.cli import cli
 from tests.badinput import COMMITTED, CRLF_ABSTRACT, UTF16_ABSTRACT, write_generated
 from tests.conftest import CORPUS, stored_rows
 from tests.faultserver import FaultServer, running

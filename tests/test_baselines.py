@@ -26,11 +26,11 @@ from bench.baseline_common import (
 )
 from bench.baseline_naive import INSTRUCTION, NaivePaper, naive_extractor
 from bench.baselines import BaselineError, gold_paper_ids, main, run_baseline
-from extract.extractor import Extractor
-from extract.llm import Endpoint
-from prompts import load_prompt
+from papersift.extract.access.extractor import Extractor
+from papersift.extract.access.llm import Endpoint
+from papersift.prompts import load_prompt
+from papersift.warehouse.query import run_sql
 from tests.conftest import ScriptedServer, chat_completion
-from warehouse.query import run_sql
 
 BASE_URL = "http://fake.test/v1"
 FASTMIX = (
@@ -283,7 +283,7 @@ def test_a_draft_with_empty_and_oversized_values_still_stores() -> None:
 
 
 def test_a_warehouse_shared_with_papersift_runs_gets_a_note(tmp_path: Path) -> None:
-    from extract.app import RunSettings, run_inputs
+    from papersift.extract.interface.app import RunSettings, run_inputs
     from tests.fakes import FakeModel
 
     db = tmp_path / "w.duckdb"

@@ -13,12 +13,17 @@ import httpx2
 import pytest
 from click.testing import CliRunner
 
-from extract.app import RunSettings, cancel_stored_batch, resume_batch, run_inputs
-from extract.batch import BatchError, BatchOptions, BatchProgress, prepare_request
-from extract.cli import cli
-from extract.extractor import Extractor
-from extract.llm import Endpoint, RetryPolicy
-from prompts import load_prompt
+from papersift.extract.access.extractor import Extractor
+from papersift.extract.access.llm import Endpoint, RetryPolicy
+from papersift.extract.interface.app import (
+    RunSettings,
+    cancel_stored_batch,
+    resume_batch,
+    run_inputs,
+)
+from papersift.extract.interface.cli import cli
+from papersift.extract.runs.batch import BatchError, BatchOptions, BatchProgress, prepare_request
+from papersift.prompts import load_prompt
 from tests.conftest import CORPUS, ScriptedServer, stored_rows
 from tests.fakebatch import FAULTS, FakeBatchAPI, answer_for
 from tests.fakes import FakeModel
@@ -230,8 +235,8 @@ def test_batch_commands_list_stored_batches(tmp_path: Path) -> None:
 
 
 def test_a_batch_dry_run_prices_at_batch_rates_and_max_cost_is_refused(tmp_path: Path) -> None:
-    from extract.app import estimate_run
-    from extract.endpoints import EndpointOptions
+    from papersift.extract.access.endpoints import EndpointOptions
+    from papersift.extract.interface.app import estimate_run
 
     options = EndpointOptions(provider="compatible", base_url="http://fake.test/v1",
                               model="gpt-4o-mini", mode="tools")

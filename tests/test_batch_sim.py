@@ -15,9 +15,14 @@ from typing import Any
 import pytest
 
 from bench.simendpoint import SimConfig, SimEndpoint
-from extract.app import RunSettings, cancel_stored_batch, resume_batch, run_inputs
-from extract.batch import BatchOptions, BatchProgress
-from extract.endpoints import EndpointOptions
+from papersift.extract.access.endpoints import EndpointOptions
+from papersift.extract.interface.app import (
+    RunSettings,
+    cancel_stored_batch,
+    resume_batch,
+    run_inputs,
+)
+from papersift.extract.runs.batch import BatchOptions, BatchProgress
 from tests.conftest import CORPUS, ROOT, stored_rows
 
 
@@ -72,9 +77,9 @@ _CHILD = """
 import sys
 from pathlib import Path
 from bench.simendpoint import SimConfig, SimEndpoint
-from extract.app import RunSettings, run_inputs
-from extract.batch import BatchOptions
-from extract.endpoints import EndpointOptions
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.runs.batch import BatchOptions
+from papersift.extract.access.endpoints import EndpointOptions
 db, base_url, marker, corpus = sys.argv[1:]
 settings = RunSettings(db=Path(db), batch=BatchOptions(poll_interval_s=0.1),
                        endpoint=EndpointOptions(provider="compatible", base_url=base_url,
@@ -111,7 +116,7 @@ def test_a_run_killed_while_polling_resumes_the_same_batch(tmp_path: Path) -> No
 
 def test_a_batch_accepted_but_never_stored_is_adopted_not_paid_twice(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import extract.batch
+    import papersift.extract.runs.batch
 
     db = tmp_path / "w.duckdb"
 
@@ -120,7 +125,7 @@ def test_a_batch_accepted_but_never_stored_is_adopted_not_paid_twice(
 
     with SimEndpoint(SimConfig(batch_seconds=0.2)) as sim:
         with monkeypatch.context() as patched:
-            patched.setattr(extract.batch, "record_submission", killed)
+            patched.setattr(papersift.extract.runs.batch, "record_submission", killed)
             with pytest.raises(KeyboardInterrupt):
                 run_inputs([str(CORPUS)], _settings(db, sim.base_url))
         assert sim.stats()["batches"] == 1

@@ -9,9 +9,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from extract.app import RunSettings, run_inputs
-from extract.cli import cli
-from extract.llm import Endpoint
+from papersift.extract.access.llm import Endpoint
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.interface.cli import cli
 from tests.conftest import CORPUS
 from tests.fakes import FakeModel
 
@@ -104,8 +104,8 @@ def test_compatible_provider_needs_a_model(tmp_path: Path) -> None:
 
 
 def test_dry_run_counts_and_estimates_without_writing_or_asking(tmp_path: Path) -> None:
-    from extract.app import RunSettings, estimate_run, run_inputs
-    from extract.endpoints import EndpointOptions, plan_endpoint
+    from papersift.extract.access.endpoints import EndpointOptions, plan_endpoint
+    from papersift.extract.interface.app import RunSettings, estimate_run, run_inputs
     from tests.conftest import CORPUS
     from tests.fakes import FakeModel
 

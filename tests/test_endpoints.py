@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from extract.endpoints import (
+from papersift.extract.access.endpoints import (
     EndpointError,
     EndpointOptions,
     choose_provider,

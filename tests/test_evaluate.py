@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from extract.app import RunSettings, compare_runs, evaluate_run, paper_ids_from, run_inputs
-from extract.cli import cli
-from extract.evaluate import (
+from papersift.extract.access.llm import Endpoint
+from papersift.extract.domain.evaluate import (
     GoldError,
     _forms,
     load_gold,
@@ -21,8 +20,15 @@ from extract.evaluate import (
     name_key,
     names_match,
 )
-from extract.ingest import paper_id_for
-from extract.llm import Endpoint
+from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.interface.app import (
+    RunSettings,
+    compare_runs,
+    evaluate_run,
+    paper_ids_from,
+    run_inputs,
+)
+from papersift.extract.interface.cli import cli
 from tests.conftest import ScriptedServer, ok, stored_rows
 
 ABSTRACT = (
@@ -164,7 +170,7 @@ def test_gold_can_be_narrowed_to_listed_papers(tmp_path: Path) -> None:
 
 
 def test_cost_is_zero_only_for_local_models_and_unknown_without_a_price(tmp_path: Path) -> None:
-    from extract.evaluate import PredictedPaper, score
+    from papersift.extract.domain.evaluate import PredictedPaper, score
 
     gold = load_gold(_gold_file(tmp_path, [GOLD_PAPER]))
     paid = [PredictedPaper(GOLD_PAPER["paper_id"], ABSTRACT, "extracted", prompt_tokens=2000,

@@ -9,9 +9,9 @@ from typing import Any
 import httpx2
 import pytest
 
-from extract.extractor import Extractor, cache_key
-from extract.llm import Endpoint, RetryPolicy
-from prompts import load_prompt
+from papersift.extract.access.extractor import Extractor, cache_key
+from papersift.extract.access.llm import Endpoint, RetryPolicy
+from papersift.prompts import load_prompt
 from tests.conftest import ScriptedServer, chat_completion, ok
 
 ABSTRACT = (
@@ -193,7 +193,7 @@ def test_cache_key_covers_what_shapes_the_answer() -> None:
 
 @pytest.mark.parametrize("value", ["7", "Wed, 21 Oct 2015 07:28:00 GMT"])
 def test_retry_after_header_forms_are_understood(value: str) -> None:
-    from extract.llm import _retry_after_seconds
+    from papersift.extract.access.llm import _retry_after_seconds
 
     seconds = _retry_after_seconds(httpx2.Response(429, headers={"retry-after": value}))
     assert seconds is not None and seconds >= 0
@@ -205,7 +205,7 @@ def test_cache_key_covers_the_grammar_sent() -> None:
     # same endpoint and prompt; the abstracts' numbers make different grammars
     with_numbers = cache_key(constrained, prompt.version, ABSTRACT)
     assert with_numbers != cache_key(_endpoint(), prompt.version, ABSTRACT)
-    from extract.extractor import request_schema
+    from papersift.extract.access.extractor import request_schema
 
     schema = request_schema(constrained, ABSTRACT)
     assert schema is not None and request_schema(_endpoint(), ABSTRACT) is None

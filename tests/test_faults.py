@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from extract.app import RunSettings, run_inputs
-from extract.ingest import ingest, paper_id_for
-from extract.llm import Endpoint, RetryPolicy
-from extract.pipeline import RunSummary
+from papersift.extract.access.llm import Endpoint, RetryPolicy
+from papersift.extract.domain.ingest import ingest, paper_id_for
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.runs.pipeline import RunSummary
 from tests.conftest import CORPUS, stored_rows
 from tests.faultcheck import account, variant_corpus
 from tests.faultserver import FAULTS, FaultConfig, FaultServer, Rule, running

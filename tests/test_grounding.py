@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 from pydantic import ValidationError
 
-from extract.grounding import (
+from papersift.extract.domain.grounding import (
     FUZZY_THRESHOLD,
     MIN_FUZZY_CHARS,
     Alignment,
@@ -19,8 +19,8 @@ from extract.grounding import (
     locator,
     normalize,
 )
-from extract.ingest import ingest
-from schemas.paper import Task
+from papersift.extract.domain.ingest import ingest
+from papersift.schemas.paper import Task
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from extract.ingest import (
+from papersift.extract.domain.ingest import (
     DEFAULT_MAX_CHARS,
     IngestResult,
     Paper,

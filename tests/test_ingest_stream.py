@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extract.ingest import (
+from papersift.extract.domain.ingest import (
     PARQUET_BATCH_ROWS,
     IngestResult,
     ingest,

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from extract.app import RunSettings, run_inputs
-from extract.ingest import ingest, paper_id_for
-from extract.llm import Endpoint, RetryPolicy
-from prompts import load_prompt
-from schemas.numbers import numbers_in, value_matches
+from papersift.extract.access.llm import Endpoint, RetryPolicy
+from papersift.extract.domain.ingest import ingest, paper_id_for
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.prompts import load_prompt
+from papersift.schemas.numbers import numbers_in, value_matches
 from tests.conftest import CORPUS, stored_rows
 from tests.faultserver import FaultConfig, FaultServer, running, valid_answer
 

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from extract.app import billed_prompt_tokens
-from extract.endpoints import EndpointError, EndpointOptions, plan_endpoint
-from extract.extractor import Extractor
-from extract.limits import approx_tokens
-from extract.llm import Endpoint
-from prompts import DEFAULT_PROMPT, LEAN_PROMPT, load_prompt
+from papersift.extract.access.endpoints import EndpointError, EndpointOptions, plan_endpoint
+from papersift.extract.access.extractor import Extractor
+from papersift.extract.access.limits import approx_tokens
+from papersift.extract.access.llm import Endpoint
+from papersift.extract.interface.app import billed_prompt_tokens
+from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT, load_prompt
 from tests.conftest import ScriptedServer, ok
 from tests.test_extractor import ABSTRACT, GOOD
 

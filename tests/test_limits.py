@@ -10,8 +10,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from extract.app import RunSettings, run_inputs
-from extract.limits import (
+from papersift.extract.access.limits import (
     BudgetExceededError,
     Pricing,
     RequestGate,
@@ -19,8 +18,9 @@ from extract.limits import (
     parse_duration,
     retry_after_seconds,
 )
-from extract.llm import Endpoint
-from extract.prices import PriceError, price_table, pricing_for
+from papersift.extract.access.llm import Endpoint
+from papersift.extract.domain.prices import PriceError, price_table, pricing_for
+from papersift.extract.interface.app import RunSettings, run_inputs
 from tests.conftest import CORPUS, chat_completion, stored_rows
 from tests.fakes import FakeModel
 
@@ -218,7 +218,7 @@ def test_price_table_is_data_and_can_be_overridden(tmp_path: Path,
 
 def test_a_run_learns_the_simulators_limit_and_loses_nothing(tmp_path: Path) -> None:
     from bench.simendpoint import SimConfig, SimEndpoint
-    from extract.endpoints import EndpointOptions
+    from papersift.extract.access.endpoints import EndpointOptions
 
     config = SimConfig(latency="fixed:0", rpm=1200, burst_s=0.5)  # 20/s, 10 at once
     with SimEndpoint(config) as sim:
@@ -239,7 +239,7 @@ def test_a_run_learns_the_simulators_limit_and_loses_nothing(tmp_path: Path) -> 
 def test_max_cost_needs_a_price(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from extract.cli import cli
+    from papersift.extract.interface.cli import cli
 
     result = CliRunner().invoke(cli, ["run", str(CORPUS), "--db", str(tmp_path / "w.duckdb"),
                                       "--base-url", "http://127.0.0.1:9/v1", "--model",

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from extract.app import RunSettings, run_inputs
-from extract.endpoints import EndpointOptions
+from papersift.extract.access.endpoints import EndpointOptions
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.warehouse.query import run_sql
 from tests.conftest import CORPUS
-from warehouse.query import run_sql
 
 pytestmark = pytest.mark.local_model
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.local_model
 def _local_extra_installed() -> bool:
     if importlib.util.find_spec("llama_cpp") is None:
         return False
-    from extract.models import FAST_MODEL, list_models
+    from papersift.extract.access.models import FAST_MODEL, list_models
 
     entry = next(e for e in list_models() if e.get("name") == FAST_MODEL)
     return entry.get("status") != "missing packages"

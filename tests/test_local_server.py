@@ -15,8 +15,13 @@ from typing import Any
 
 import pytest
 
-from extract import local_server
-from extract.local_server import LocalServer, LocalServerError, pick_free_port, server_environment
+from papersift.extract.access import local_server
+from papersift.extract.access.local_server import (
+    LocalServer,
+    LocalServerError,
+    pick_free_port,
+    server_environment,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -298,7 +303,7 @@ PARENT = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from extract.local_server import LocalServer
+    from papersift.extract.access.local_server import LocalServer
 
     class Fake(LocalServer):
         def server_target(self):
@@ -346,7 +351,7 @@ def test_child_exits_when_the_parent_is_killed(fake_script: Path, model_file: Pa
 @pytest.mark.local_model
 def test_real_server_on_the_fast_model(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp")
-    from extract.models import FAST_MODEL, ModelError, ensure_model
+    from papersift.extract.access.models import FAST_MODEL, ModelError, ensure_model
 
     try:
         model_path = ensure_model(FAST_MODEL, cache_dir=tmp_path)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from extract import models
-from extract.models import (
+from papersift.extract.access import models
+from papersift.extract.access.models import (
     CATALOGUE,
     DEFAULT_MODEL,
     FAST_MODEL,

@@ -11,12 +11,12 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from extract.app import RunSettings, extract_stored, ingest_only, run_inputs
-from extract.llm import Endpoint
+from papersift.extract.access.llm import Endpoint
+from papersift.extract.interface.app import RunSettings, extract_stored, ingest_only, run_inputs
+from papersift.warehouse.export import export
+from papersift.warehouse.query import run_sql
 from tests.conftest import CORPUS
 from tests.fakes import FakeModel
-from warehouse.export import export
-from warehouse.query import run_sql
 
 ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json")
 
@@ -188,11 +188,12 @@ def test_a_request_failure_is_a_row_naming_the_file_and_place(tmp_path: Path) ->
 
 def test_streamed_run_in_small_chunks_stores_what_one_chunk_stores(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import extract.app
+    import papersift.extract.interface.app
 
     whole = tmp_path / "whole.duckdb"
     _, one = _run(whole, FakeModel())
-    monkeypatch.setattr(extract.app, "STREAM_CHUNK_PAPERS", 5)  # 76 places: ~15 chunks
+    # 76 places: ~15 chunks
+    monkeypatch.setattr(papersift.extract.interface.app, "STREAM_CHUNK_PAPERS", 5)
     streamed = tmp_path / "streamed.duckdb"
     report, many = _run(streamed, FakeModel())
     assert (report.files, report.occurrences, report.papers, report.new_papers) == (  # type: ignore[attr-defined]

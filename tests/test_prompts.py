@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from extract.assemble import assemble, result_numbers
-from prompts import PromptError, load_prompt
-from schemas import PaperDraft
+from papersift.extract.domain.assemble import assemble, result_numbers
+from papersift.prompts import PromptError, load_prompt
+from papersift.schemas import PaperDraft
 
 
 def test_examples_are_valid_and_grounded_in_their_own_abstract() -> None:

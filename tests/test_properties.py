@@ -12,8 +12,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extract.grounding import _needle, align, normalize
-from extract.ingest import ingest, paper_id_for
+from papersift.extract.domain.grounding import _needle, align, normalize
+from papersift.extract.domain.ingest import ingest, paper_id_for
 
 SETTINGS = settings(max_examples=150, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -21,8 +21,10 @@ from typing import Any
 
 import pytest
 
-from extract.app import RunSettings, run_inputs
-from extract.distributed import (
+from papersift.extract.access.endpoints import EndpointError, EndpointOptions
+from papersift.extract.access.recording import Recording, ReplayTransport
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.runs.distributed import (
     DistributedError,
     ShardExtractor,
     ShardSettings,
@@ -36,8 +38,6 @@ from extract.distributed import (
     shard_corpus,
     worker_endpoint,
 )
-from extract.endpoints import EndpointError, EndpointOptions
-from extract.recording import Recording, ReplayTransport
 from tests.conftest import CORPUS, CORPUS_RECORDING, stored_rows
 from tests.corpus_warehouse import recorded_endpoint
 

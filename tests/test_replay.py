@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from extract.app import RunSettings, run_inputs
-from extract.recording import MissingRecordingError, Recording, ReplayTransport
-from prompts import load_prompt
-from schemas import schema_version
+from papersift.extract.access.recording import MissingRecordingError, Recording, ReplayTransport
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.prompts import load_prompt
+from papersift.schemas import schema_version
+from papersift.warehouse.query import run_sql
 from tests.conftest import CORPUS, CORPUS_RECORDING
 from tests.corpus_warehouse import recorded_endpoint
-from warehouse.query import run_sql
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_an_unrecorded_request_fails_loudly(recording: Recording) -> None:
 def test_recording_saves_each_exchange_without_headers_and_replays_it(tmp_path: Path) -> None:
     import httpx2
 
-    from extract.recording import IncrementalRecording, RecordingTransport
+    from papersift.extract.access.recording import IncrementalRecording, RecordingTransport
 
     path = tmp_path / "rec.json"
     # Hand-written upstream (a MockTransport), only to exercise the recorder itself.

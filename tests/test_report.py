@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from extract.app import RunSettings, run_inputs
-from extract.cli import cli
-from extract.llm import Endpoint
-from report.render import CHART_JS, chart_js_version, evidence_spans, render_html
+from papersift.extract.access.llm import Endpoint
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.interface.cli import cli
+from papersift.report.render import CHART_JS, chart_js_version, evidence_spans, render_html
+from papersift.warehouse.query import run_sql
+from papersift.warehouse.report import Price, RunInfo, load_report, normalise_name
 from tests.conftest import ScriptedServer, ok
-from warehouse.query import run_sql
-from warehouse.report import Price, RunInfo, load_report, normalise_name
 
 
 def _scalar(db: Path, sql: str) -> Any:

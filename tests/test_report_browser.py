@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from report.render import write_report
+from papersift.report.render import write_report
+from papersift.warehouse.query import run_sql
 from tests.browser import browser_problem, open_browser
-from warehouse.query import run_sql
 
 pytestmark = pytest.mark.browser
 
@@ -107,7 +107,7 @@ def test_cards_highlights_and_charts_render(browser: Any, report_page: Path,
     assert "We propose PreDiff (Preference Diffusion)" in prediff
     flagged = browser.execute_script(
         "return document.querySelectorAll('.item.is-flagged .flag').length")
-    from warehouse.report import load_report
+    from papersift.warehouse.report import load_report
 
     cards = load_report(corpus_db).papers
     assert flagged == sum(not item.located for card in cards for item in card.items)

@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from extract.ingest import ingest
-from report.markup import Span, find_markup, segments
+from papersift.extract.domain.ingest import ingest
+from papersift.report.markup import Span, find_markup, segments
 from tests.conftest import CORPUS
 
 

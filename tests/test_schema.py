@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from extract.grounding import locator
-from schemas import PaperExtraction, json_schema, schema_version
-from schemas.numbers import numbers_in, value_matches
+from papersift.extract.domain.grounding import locator
+from papersift.schemas import PaperExtraction, json_schema, schema_version
+from papersift.schemas.numbers import numbers_in, value_matches
 
 TEXT = "Our method, QuickNet, improves top-1 accuracy by 3.2% on ImageNet and runs twice as fast."
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import duckdb
 from click.testing import CliRunner
 
-from extract.cli import cli
-from extract.ingest import ingest
+from papersift.extract.domain.ingest import ingest
+from papersift.extract.interface.cli import cli
 from tests.conftest import CORPUS
 from tests.faultserver import FaultConfig, FaultServer, running
 

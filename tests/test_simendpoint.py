@@ -26,12 +26,12 @@ from bench.simendpoint import (
     validate_batch_input,
 )
 from bench.synth import synth_papers, write_corpus
-from extract.assemble import assemble, result_numbers
-from extract.extractor import Extractor
-from extract.ingest import ingest
-from extract.llm import Endpoint
-from prompts import load_prompt
-from schemas import PaperDraft, draft_json_schema
+from papersift.extract.access.extractor import Extractor
+from papersift.extract.access.llm import Endpoint
+from papersift.extract.domain.assemble import assemble, result_numbers
+from papersift.extract.domain.ingest import ingest
+from papersift.prompts import load_prompt
+from papersift.schemas import PaperDraft, draft_json_schema
 from tests.conftest import CORPUS
 
 ABSTRACT = ("Sorting long lists on small devices is slow. We propose FlashSort, a cache-aware "

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from extract.cli import cli
-from warehouse import Warehouse, WarehouseError
-from warehouse.query import run_sql
-from warehouse.store import Batch
+from papersift.extract.interface.cli import cli
+from papersift.warehouse import Warehouse, WarehouseError
+from papersift.warehouse.query import run_sql
+from papersift.warehouse.store import Batch
 
 SECRET_LINE = "root-password-that-must-never-print"
 

@@ -13,12 +13,12 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from extract.cli import cli
-from extract.ingest import ingest
+from papersift.extract.domain.ingest import ingest
+from papersift.extract.interface.cli import cli
+from papersift.warehouse.db import LOCK_WAIT_ENV
 from tests.conftest import CORPUS
 from tests.faultcheck import integrity
 from tests.faultserver import FaultConfig, running
-from warehouse.db import LOCK_WAIT_ENV
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
 

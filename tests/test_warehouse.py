@@ -8,10 +8,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse import Warehouse, WarehouseError, connect, migrate
-from warehouse.db import MIGRATIONS_DIR, applied_migrations, migration_files
-from warehouse.query import run_sql, saved_queries
-from warehouse.store import Batch
+from papersift.warehouse import Warehouse, WarehouseError, connect, migrate
+from papersift.warehouse.db import MIGRATIONS_DIR, applied_migrations, migration_files
+from papersift.warehouse.query import run_sql, saved_queries
+from papersift.warehouse.store import Batch
 
 NOW = datetime.datetime(2026, 11, 29, 12, 0, 0)
 

@@ -10,9 +10,9 @@ from typing import Any
 import duckdb
 import pytest
 
-from warehouse import Warehouse, WarehouseError
-from warehouse.db import connect
-from warehouse.store import Batch
+from papersift.warehouse import Warehouse, WarehouseError
+from papersift.warehouse.db import connect
+from papersift.warehouse.store import Batch
 
 
 def _wal_bytes(db: Path) -> int:

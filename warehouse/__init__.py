@@ -3,7 +3,7 @@
 Never imports an LLM client (see the import contracts in pyproject.toml).
 """
 
-from warehouse.db import WarehouseError, connect, migrate
-from warehouse.store import Warehouse
+from papersift.warehouse.db import WarehouseError, connect, migrate
+from papersift.warehouse.store import Warehouse
 
 __all__ = ["Warehouse", "WarehouseError", "connect", "migrate"]

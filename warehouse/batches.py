@@ -14,8 +14,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from warehouse.db import WarehouseError, _now
-from warehouse.store import Warehouse
+from papersift.warehouse.db import WarehouseError, _now
+from papersift.warehouse.store import Warehouse
 
 # Provider statuses after which a batch changes no more.
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.db import WarehouseError, connect
+from papersift.warehouse.db import WarehouseError, connect
 
 FORMATS = ("csv", "parquet", "jsonl")
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse.db import WarehouseError, connect
+from papersift.warehouse.db import WarehouseError, connect
 
 QUERIES_DIR = Path(__file__).parent / "queries"
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse.db import WarehouseError, connect
+from papersift.warehouse.db import WarehouseError, connect
 
 FIELDS = ("task", "method", "benchmark", "gain")
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from warehouse.db import WarehouseError, _now, connect
+from papersift.warehouse.db import WarehouseError, _now, connect
 
 # Tables a batch may write to, and the order they are written in.
 WRITABLE_TABLES = (

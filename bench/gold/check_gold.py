@@ -21,7 +21,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from extract.ingest import ingest, paper_id_for  # noqa: E402  (needs the repo on sys.path)
+from papersift.extract.domain.ingest import ingest, paper_id_for  # noqa: E402  (needs the repo on sys.path)
 
 DEFAULT_GOLD = REPO / "bench" / "gold" / "neurips-2026.gold.json"
 FORMAT = "papersift-gold/1"

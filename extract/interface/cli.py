@@ -26,19 +26,19 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from extract import app
-from extract.batch import BatchOptions, BatchProgress
-from extract.endpoints import EndpointError, EndpointOptions
-from extract.evaluate import GoldError, headline
-from extract.ingest import DEFAULT_MAX_CHARS, IngestProblem
-from extract.pipeline import RunSummary
-from extract.prices import PriceError
-from prompts import DEFAULT_PROMPT, LEAN_PROMPT, PromptError
-from report.render import ReportError, write_report
-from warehouse import Warehouse, WarehouseError
-from warehouse.export import FORMATS, export
-from warehouse.query import QueryResult, run_sql, saved_queries
-from warehouse.report import Price
+from papersift.extract.access.endpoints import EndpointError, EndpointOptions
+from papersift.extract.domain.evaluate import GoldError, headline
+from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, IngestProblem
+from papersift.extract.domain.prices import PriceError
+from papersift.extract.interface import app
+from papersift.extract.runs.batch import BatchOptions, BatchProgress
+from papersift.extract.runs.pipeline import RunSummary
+from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT, PromptError
+from papersift.report.render import ReportError, write_report
+from papersift.warehouse import Warehouse, WarehouseError
+from papersift.warehouse.export import FORMATS, export
+from papersift.warehouse.query import QueryResult, run_sql, saved_queries
+from papersift.warehouse.report import Price
 
 DEFAULT_DB = "papersift.duckdb"
 console = Console(stderr=True)
@@ -53,9 +53,9 @@ def _known_errors(func: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from extract.batch import BatchError
-        from extract.local_server import LocalServerError
-        from extract.models import ModelError
+        from papersift.extract.access.local_server import LocalServerError
+        from papersift.extract.access.models import ModelError
+        from papersift.extract.runs.batch import BatchError
 
         try:
             return func(*args, **kwargs)
@@ -604,7 +604,7 @@ def models() -> None:
     A catalogue model is 'assembled' once its GGUF has been built from the installed
     chunk packages and verified; `papersift run` does that on first use.
     """
-    from extract.models import list_models
+    from papersift.extract.access.models import list_models
 
     for entry in list_models():
         marker = "*" if entry.get("default") else " "

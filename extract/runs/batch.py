@@ -26,7 +26,7 @@ from instructor.processing.response import handle_response_model, process_respon
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
-from extract.extractor import (
+from papersift.extract.access.extractor import (
     Extractor,
     Failure,
     Outcome,
@@ -34,11 +34,11 @@ from extract.extractor import (
     _is_json_error,
     failure_reason,
 )
-from extract.llm import MODES, CallRecord, Endpoint, redact
-from extract.pipeline import Job, Runner, outcome_batch
-from schemas import PaperDraft, schema_version
-from warehouse import Warehouse
-from warehouse.batches import (
+from papersift.extract.access.llm import MODES, CallRecord, Endpoint, redact
+from papersift.extract.runs.pipeline import Job, Runner, outcome_batch
+from papersift.schemas import PaperDraft, schema_version
+from papersift.warehouse import Warehouse
+from papersift.warehouse.batches import (
     TERMINAL,
     BatchRecord,
     BatchRequest,
@@ -49,7 +49,7 @@ from warehouse.batches import (
     requests_of,
     update_status,
 )
-from warehouse.store import Batch
+from papersift.warehouse.store import Batch
 
 BATCH_URL: Final = "/v1/chat/completions"
 COMPLETION_WINDOW: Final = "24h"

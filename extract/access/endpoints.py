@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from extract.llm import MODES, Endpoint
+from papersift.extract.access.llm import MODES, Endpoint
 
 PROVIDERS = ("local", "openai", "compatible")
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -138,8 +138,8 @@ class EndpointPlan:
         if self.local_model is None and self.catalogue_model is None:
             yield self.endpoint
             return
-        from extract.local_server import LocalServer
-        from extract.models import ensure_model
+        from papersift.extract.access.local_server import LocalServer
+        from papersift.extract.access.models import ensure_model
 
         model_path = self.local_model or ensure_model(str(self.catalogue_model))
         server = LocalServer(
@@ -163,7 +163,7 @@ def plan_endpoint(options: EndpointOptions) -> EndpointPlan:
     if options.lean:
         raise EndpointError("--lean is for large remote models; the local model needs the "
                             "full prompt with its examples")
-    from extract.models import CATALOGUE, DEFAULT_MODEL, FAST_MODEL
+    from papersift.extract.access.models import CATALOGUE, DEFAULT_MODEL, FAST_MODEL
 
     model_file = options.model_path
     catalogue_name = None

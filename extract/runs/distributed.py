@@ -37,12 +37,13 @@ import httpx2
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from extract.endpoints import EndpointError, EndpointOptions, plan_endpoint
-from extract.extractor import Extractor, Failure, Outcome
-from extract.ingest import DEFAULT_MAX_CHARS, ingest
-from extract.limits import RequestGate
-from extract.llm import Endpoint, RetryPolicy
-from extract.pipeline import (
+from papersift.extract.access.endpoints import EndpointError, EndpointOptions, plan_endpoint
+from papersift.extract.access.extractor import Extractor, Failure, Outcome
+from papersift.extract.access.limits import RequestGate
+from papersift.extract.access.llm import Endpoint, RetryPolicy
+from papersift.extract.access.recording import Recording, ReplayTransport
+from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, ingest
+from papersift.extract.runs.pipeline import (
     Job,
     cached_outcome,
     ingest_batch,
@@ -50,11 +51,10 @@ from extract.pipeline import (
     outcome_batch,
     papersift_version,
 )
-from extract.recording import Recording, ReplayTransport
-from prompts import DEFAULT_PROMPT, load_prompt
-from schemas import schema_version
-from warehouse import Warehouse
-from warehouse.store import _CHILDREN, _KEYS, WRITABLE_TABLES, Batch, RunCounts
+from papersift.prompts import DEFAULT_PROMPT, load_prompt
+from papersift.schemas import schema_version
+from papersift.warehouse import Warehouse
+from papersift.warehouse.store import _CHILDREN, _KEYS, WRITABLE_TABLES, Batch, RunCounts
 
 SHARD_DIR = "shards"
 INGEST_PART = "ingest.parquet"  # papers, sources, input failures of a shard

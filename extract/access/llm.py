@@ -31,7 +31,12 @@ from tenacity import (
     stop_after_delay,
 )
 
-from extract.limits import BudgetExceededError, RequestGate, retry_after_seconds, usage_of
+from papersift.extract.access.limits import (
+    BudgetExceededError,
+    RequestGate,
+    retry_after_seconds,
+    usage_of,
+)
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 MODES = {

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx2
 
-from extract.llm import redact
+from papersift.extract.access.llm import redact
 
 KEPT_RESPONSE_HEADERS = ("content-type", "retry-after")
 
@@ -176,7 +176,7 @@ def _local_model_description(endpoint: Any) -> str | None:
     """Model, quantisation and hash of a catalogue model, for the recording's header."""
     if endpoint.kind != "local":
         return None
-    from extract.models import CATALOGUE
+    from papersift.extract.access.models import CATALOGUE
 
     spec = CATALOGUE.get(endpoint.model)
     if spec is None:
@@ -190,7 +190,7 @@ def recording_transport(
     """A transport that saves every exchange with ``endpoint`` to ``path`` as it happens."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from schemas import schema_version
+    from papersift.schemas import schema_version
 
     def _version(package: str) -> str:
         try:

@@ -12,7 +12,18 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from extract.limits import Pricing
+
+@dataclass(frozen=True)
+class Pricing:
+    """US dollars per million prompt and completion tokens."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def cost(self, prompt_tokens: float, completion_tokens: float) -> float:
+        return (prompt_tokens * self.input_per_mtok
+                + completion_tokens * self.output_per_mtok) / 1e6
+
 
 PRICES_FILE = Path(__file__).with_name("prices.toml")
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from extract.grounding import Alignment, AlignmentStatus, align, normalize
-from schemas import (
+from papersift.extract.domain.grounding import Alignment, AlignmentStatus, align, normalize
+from papersift.schemas import (
     Benchmark,
     ClaimedGain,
     DraftBenchmark,
@@ -24,8 +24,8 @@ from schemas import (
     PaperExtraction,
     Task,
 )
-from schemas.numbers import number_spans, numbers_in
-from schemas.paper import MAX_EVIDENCE_CHARS, ContributionType
+from papersift.schemas.numbers import number_spans, numbers_in
+from papersift.schemas.paper import MAX_EVIDENCE_CHARS, ContributionType
 
 MIN_EVIDENCE_CHARS = 3
 MAX_METHODS = 4  # the stored schema's cap

@@ -12,7 +12,20 @@ from typing import Any
 
 import httpx2
 
-from extract.batch import (
+from papersift.extract.access.endpoints import (
+    EndpointError,
+    EndpointOptions,
+    EndpointPlan,
+    plan_endpoint,
+)
+from papersift.extract.access.extractor import Extractor
+from papersift.extract.access.limits import RequestGate, approx_tokens
+from papersift.extract.access.llm import Endpoint, RetryPolicy, build_client
+from papersift.extract.access.recording import recording_transport
+from papersift.extract.domain.evaluate import Evaluation, GoldError, evaluate, load_gold
+from papersift.extract.domain.ingest import DEFAULT_CHUNK_PAPERS, DEFAULT_MAX_CHARS, ingest_stream
+from papersift.extract.domain.prices import Pricing, pricing_for
+from papersift.extract.runs.batch import (
     BatchError,
     BatchOptions,
     BatchRunner,
@@ -21,13 +34,7 @@ from extract.batch import (
     check_resumable,
     prepare_request,
 )
-from extract.endpoints import EndpointError, EndpointOptions, EndpointPlan, plan_endpoint
-from extract.evaluate import Evaluation, GoldError, evaluate, load_gold
-from extract.extractor import Extractor
-from extract.ingest import DEFAULT_CHUNK_PAPERS, DEFAULT_MAX_CHARS, ingest_stream
-from extract.limits import Pricing, RequestGate, approx_tokens
-from extract.llm import Endpoint, RetryPolicy, build_client
-from extract.pipeline import (
+from papersift.extract.runs.pipeline import (
     IngestReport,
     Job,
     Progress,
@@ -39,11 +46,9 @@ from extract.pipeline import (
     jobs_from,
     new_run_id,
 )
-from extract.prices import pricing_for
-from extract.recording import recording_transport
-from prompts import DEFAULT_PROMPT, load_prompt
-from warehouse import Warehouse
-from warehouse.batches import get_batch, requests_of
+from papersift.prompts import DEFAULT_PROMPT, load_prompt
+from papersift.warehouse import Warehouse
+from papersift.warehouse.batches import get_batch, requests_of
 
 
 @dataclass(frozen=True)
@@ -372,7 +377,7 @@ def billed_prompt_tokens(extractor: Extractor, text: str) -> int:
 def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     """Read the inputs and the cache (read-only) and estimate tokens and cost; nothing is
     written, no server is started and no request is made."""
-    from warehouse.db import connect
+    from papersift.warehouse.db import connect
 
     plan = plan_endpoint(settings.endpoint)
     keys_only = Extractor(plan.endpoint, load_prompt(settings.prompt), max_reasks=0)

@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 
 import httpx2
 
+from papersift.extract.domain.prices import Pricing
+
 # Pace at this share of a learned or configured limit: close enough to the ceiling to be
 # worth it, far enough that clock skew between client and server rarely yields a 429.
 RATE_SAFETY = 0.95
@@ -56,18 +58,6 @@ def approx_tokens(text: str) -> int:
 
 class BudgetExceededError(Exception):
     """An attempt was not sent: its worst-case cost would cross the run's budget."""
-
-
-@dataclass(frozen=True)
-class Pricing:
-    """US dollars per million prompt and completion tokens."""
-
-    input_per_mtok: float
-    output_per_mtok: float
-
-    def cost(self, prompt_tokens: float, completion_tokens: float) -> float:
-        return (prompt_tokens * self.input_per_mtok
-                + completion_tokens * self.output_per_mtok) / 1e6
 
 
 def parse_duration(text: str) -> float | None:

@@ -24,9 +24,9 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from extract.grounding import normalize
-from extract.prices import pricing_for
-from schemas.numbers import numbers_in, value_matches
+from papersift.extract.domain.grounding import normalize
+from papersift.extract.domain.prices import pricing_for
+from papersift.schemas.numbers import numbers_in, value_matches
 
 GOLD_FORMAT = "papersift-gold/1"
 

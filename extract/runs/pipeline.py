@@ -23,15 +23,15 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from extract.assemble import ASSEMBLY_VERSION, Assembled, assemble
-from extract.extractor import Extractor, Failure, Outcome
-from extract.grounding import Alignment, align
-from extract.ingest import IngestProblem, IngestResult, Occurrence, ingest
-from extract.limits import RequestGate
-from schemas import PaperDraft, PaperExtraction, schema_version
-from schemas.numbers import numbers_in, value_matches
-from warehouse import Warehouse
-from warehouse.store import Batch, RunCounts
+from papersift.extract.access.extractor import Extractor, Failure, Outcome
+from papersift.extract.access.limits import RequestGate
+from papersift.extract.domain.assemble import ASSEMBLY_VERSION, Assembled, assemble
+from papersift.extract.domain.grounding import Alignment, align
+from papersift.extract.domain.ingest import IngestProblem, IngestResult, Occurrence, ingest
+from papersift.schemas import PaperDraft, PaperExtraction, schema_version
+from papersift.schemas.numbers import numbers_in, value_matches
+from papersift.warehouse import Warehouse
+from papersift.warehouse.store import Batch, RunCounts
 
 FLUSH_EVERY_PAPERS = 16
 FLUSH_EVERY_SECONDS = 1.0

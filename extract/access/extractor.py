@@ -22,9 +22,8 @@ from instructor.core.exceptions import IncompleteOutputException, InstructorRetr
 from pydantic import ValidationError
 from tenacity import AsyncRetrying, Retrying, retry_if_exception_type, stop_after_attempt
 
-from extract.assemble import result_numbers
-from extract.limits import BudgetExceededError, RequestGate
-from extract.llm import (
+from papersift.extract.access.limits import BudgetExceededError, RequestGate
+from papersift.extract.access.llm import (
     CallLog,
     CallRecord,
     Endpoint,
@@ -33,9 +32,10 @@ from extract.llm import (
     build_client,
     call_log,
 )
-from prompts import Prompt
-from schemas import PaperDraft, PaperExtraction, draft_json_schema, schema_version
-from schemas.paper import content_hash
+from papersift.extract.domain.assemble import result_numbers
+from papersift.prompts import Prompt
+from papersift.schemas import PaperDraft, PaperExtraction, draft_json_schema, schema_version
+from papersift.schemas.paper import content_hash
 
 
 @dataclass(frozen=True)

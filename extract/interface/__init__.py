@@ -1,0 +1,1 @@
+"""Interface layer: the library facade that commands call (app) and the thin click CLI."""
