@@ -22,11 +22,17 @@ DETECTION_VERSION = "artifacts/1"
 _CUE = re.compile(
     r"\b(?:(?:is|are|will\s+be|has\s+been|have\s+been)\s+(?:made\s+)?"
     r"(?:publicly\s+|freely\s+|openly\s+)?(?:available|released|open[- ]sourced|accessible)"
-    r"|(?:we|and)\s+(?:publicly\s+)?(?:release|open[- ]source|make\b[^.;]{0,60}?available|"
-    r"publish|provide)\w*"
-    r"|publicly\s+(?:available|released)|open[- ]sourced?|available\s+(?:at|online|on)\b"
-    r"|released\s+(?:at|on|under)\b)",
+    r"|\bwe\s+(?:also\s+|further\s+)?(?:publicly\s+)?(?:release|open[- ]source|"
+    r"make\b[^.;]{0,60}?available)\w*"
+    r"|\band\s+(?:publicly\s+)?(?:release[sd]?|make\b[^.;]{0,60}?available)\b"
+    # standalone, only where nothing follows but where: 'publicly available datasets' are
+    # someone else's
+    r"|(?:publicly\s+(?:available|released)|open[- ]sourced?)(?=\s*(?:[.,;:)]|$|at\b|on\b|"
+    r"upon\b|via\b|under\b|through\b))"
+    r"|available\s+(?:at|online)\b|released\s+(?:at|on|under)\b)",
     re.I)
+# A release only on request is not a release.
+_ON_REQUEST = re.compile(r"\b(?:up)?on\s+(?:reasonable\s+)?request\b", re.I)
 _URL = re.compile(r"\b(?:https?://|www\.|github\.com/|huggingface\.co/)[^\s<>\"'{}]+", re.I)
 _URL_TAIL = ".,;:)]}"
 # What a release sentence may name, closest wording first within each kind.
@@ -63,9 +69,9 @@ def _url_in(text: str, begin: int, end: int) -> tuple[int, int] | None:
 
 
 def _kinds_near(sentence: str, cue: tuple[int, int], has_url: bool) -> list[str]:
-    """The kinds named within the window around the cue; a link alone means code when it
-    points at a code host, else nothing is claimed."""
-    window = sentence[max(0, cue[0] - _WINDOW):cue[1] + _WINDOW]
+    """The kinds named within the window around the cue (not inside a URL: a link's path
+    may say 'benchmark'); a link alone means code when it points at a code host."""
+    window = _URL.sub(" ", sentence[max(0, cue[0] - _WINDOW):cue[1] + _WINDOW])
     kinds = [kind for kind, words in _KINDS if words.search(window)]
     if not kinds and has_url and re.search(r"github|gitlab|code", sentence, re.I):
         kinds = ["code"]
@@ -79,6 +85,8 @@ def detect_artifacts(text: str) -> list[Artifact]:
     seen: set[tuple[str, str | None]] = set()
     for begin, end in sentence_spans(text) or [(0, len(text))]:
         sentence = text[begin:end]
+        if _ON_REQUEST.search(sentence):
+            continue
         cue = _CUE.search(sentence)
         url = _url_in(text, begin, end)
         if cue is None and url is None:
