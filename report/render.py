@@ -21,9 +21,9 @@ from markupsafe import Markup, escape
 from papersift.report.markup import Span, segments
 from papersift.warehouse.report import (
     FIELDS,
+    TITLES,
     Item,
     PaperCard,
-    TITLES,
     Price,
     ReportData,
     load_report,

@@ -35,6 +35,7 @@ from papersift.extract.runs.batch import BatchOptions, BatchProgress
 from papersift.extract.runs.pipeline import RunSummary
 from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT, PromptError
 from papersift.report.render import ReportError, write_report
+from papersift.schemas.fields import FieldsError
 from papersift.warehouse import Warehouse, WarehouseError
 from papersift.warehouse.export import FORMATS, export
 from papersift.warehouse.query import QueryResult, run_sql, saved_queries
@@ -60,7 +61,7 @@ def _known_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except (WarehouseError, EndpointError, PromptError, ModelError, PriceError,
-                LocalServerError, GoldError, ReportError, BatchError) as error:
+                LocalServerError, GoldError, ReportError, BatchError, FieldsError) as error:
             raise click.ClickException(str(error)) from error
 
     return wrapper
@@ -205,7 +206,16 @@ def _settings(db: Path, kw: dict[str, Any]) -> app.RunSettings:
         price=kw["price"],
         batch=BatchOptions(poll_interval_s=kw.get("poll_interval", 30.0))
         if kw.get("use_batch") else None,
+        fields=kw.get("fields_file"),
     )
+
+
+def fields_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--fields FILE, shared by run and extract."""
+    return click.option(
+        "--fields", "fields_file", type=click.Path(dir_okay=False, path_type=Path),
+        help="A Python file with a pydantic model of your own fields, each annotated with "
+             "a grounding (see examples/custom-fields/); added to the draft for this run.")(func)
 
 
 @contextmanager
@@ -316,6 +326,7 @@ def cli() -> None:
 @click.option("--dry-run", is_flag=True,
               help="Count abstracts and cache hits and estimate tokens and cost; send nothing.")
 @batch_options
+@fields_option
 @_known_errors
 def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, dry_run: bool,
         **kw: Any) -> None:
@@ -364,6 +375,7 @@ def ingest(inputs: tuple[str, ...], db: Path, max_chars: int) -> None:
 @click.option("--ids", "ids_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Only these papers: a gold file, or one sha256: paper id per line.")
 @batch_options
+@fields_option
 @_known_errors
 def extract(db: Path, all_papers: bool, ids_file: Path | None, **kw: Any) -> None:
     """Extract stored papers (those without an extraction yet, unless --all)."""
