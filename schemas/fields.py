@@ -136,8 +136,7 @@ def child_tables() -> tuple[str, ...]:
 @dataclass(frozen=True)
 class Ground:
     """Marks a user field with its grounding, inside ``Annotated``: ``Annotated[list[str],
-    Ground("name")]``. ``cues`` are the words a flag or choice is grounded by (a choice
-    also uses its values)."""
+    Ground("name")]``. ``cues`` are the words that evidence a true flag."""
 
     kind: Grounding
     cues: tuple[str, ...] = ()
@@ -164,8 +163,8 @@ def Flag(*cues: str) -> Ground:  # noqa: N802
     return Ground("flag", tuple(cues))
 
 
-def Choice(*cues: str) -> Ground:  # noqa: N802
-    return Ground("choice", tuple(cues))
+def Choice() -> Ground:  # noqa: N802 - the values come from the field's Literal[...]
+    return Ground("choice")
 
 
 _FIELD_NAME = re.compile(r"^[a-z][a-z0-9_]{0,40}$")

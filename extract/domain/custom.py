@@ -3,12 +3,12 @@
 name     looked up as written (extract.domain.assemble.find_name); not found: rejected
 number   a number the abstract states, with the unit written next to it; else rejected
 phrase   as a task phrase: found, or the sentence sharing most of its words (flagged)
-flag     true/false, evidenced by the first sentence holding one of its cue words
-choice   a value, evidenced by the sentence naming it (or one of its cue words)
+flag     true/false; true is evidenced by the first sentence holding one of its cue words
+choice   a value, evidenced by the first sentence naming it
 
-Flags, choices and phrases are kept when no sentence supports them, with alignment
-``none`` (flagged), as task phrases are; names and numbers not in the abstract are never
-stored, and are listed with the extraction's rejected items.
+Flags, choices and phrases are kept when no sentence supports them (a false flag never
+has one), with alignment ``none`` (flagged), as task phrases are; names and numbers not
+in the abstract are never stored, and are listed with the extraction's rejected items.
 """
 
 from __future__ import annotations
@@ -45,21 +45,27 @@ def _at(text: str, spans: list[tuple[int, int]], start: int, end: int,
     return text[low:high], Found(status, start, end, (low, high))  # type: ignore[arg-type]
 
 
-def _cue_words(spec: CustomField, value: str) -> list[str]:
-    words = [*spec.cues, value] if spec.grounding == "choice" else list(spec.cues)
-    return [w for w in words if w] or [w for w in spec.name.split("_") if len(w) > 2]
+def _words_for(spec: CustomField, value: str) -> list[str]:
+    """What evidences a value: a true flag's cue words (else its name's words), a
+    choice's own words ('self-supervised', 'reinforcement'); a false flag nothing."""
+    if spec.grounding == "choice":
+        return [value.replace("_", " ")]
+    if value != "true":
+        return []
+    return list(spec.cues) or [w for w in spec.name.split("_") if len(w) > 2]
 
 
-def _by_cue(spec: CustomField, value: str, text: str,
-            spans: list[tuple[int, int]]) -> CustomItem:
-    for word in _cue_words(spec, value):
+def _by_words(spec: CustomField, value: str, text: str,
+              spans: list[tuple[int, int]]) -> CustomItem:
+    """A flag or choice, evidenced by the first sentence holding one of its words; kept
+    with no evidence (alignment none, flagged) when no sentence does."""
+    for word in _words_for(spec, value):
         match = re.search(r"(?<![A-Za-z0-9])" + re.escape(word) + r"(?![A-Za-z0-9])", text,
                           re.I)
         if match:
             evidence, found = _at(text, spans, match.start(), match.end())
             return {"value": value}, evidence, found
-    first = spans[0]
-    return {"value": value}, text[first[0]:first[1]][:400], None
+    return {"value": value}, "", None
 
 
 def ground_custom(spec: CustomField, raw: Any, text: str) -> tuple[list[CustomItem], list[str]]:
@@ -71,9 +77,9 @@ def ground_custom(spec: CustomField, raw: Any, text: str) -> tuple[list[CustomIt
     for value in _values(raw):
         if spec.grounding == "flag":
             flag = "true" if value is True or str(value).lower() == "true" else "false"
-            items.append(_by_cue(spec, flag, text, spans))
+            items.append(_by_words(spec, flag, text, spans))
         elif spec.grounding == "choice":
-            items.append(_by_cue(spec, str(value), text, spans))
+            items.append(_by_words(spec, str(value), text, spans))
         elif spec.grounding == "phrase":
             draft = PaperDraft.model_construct(tasks=[str(value)])
             for task, found in zip(*_tasks(draft, text, spans), strict=True):
