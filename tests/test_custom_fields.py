@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 from click.testing import CliRunner
 
 from papersift.extract.access.llm import Endpoint
@@ -179,3 +180,14 @@ def test_a_missing_fields_file_is_one_clean_message(tmp_path: Path) -> None:
                                       "--fields", str(tmp_path / "absent.py")])
     assert result.exit_code == 1, result.output
     assert "no fields file" in result.output and "Traceback" not in result.output
+
+
+def test_user_fields_are_refused_with_batch_mode(tmp_path: Path) -> None:
+    from papersift.extract.runs.batch import BatchError, BatchOptions
+
+    corpus = tmp_path / "a.txt"
+    corpus.write_text(TABULAR, encoding="utf-8")
+    settings = RunSettings(db=tmp_path / "w.duckdb", fields=EXAMPLE, batch=BatchOptions())
+    with pytest.raises(BatchError, match="--fields runs live requests only"):
+        run_inputs([str(corpus)], settings, transport=httpx2.MockTransport(FakeFieldsModel()),
+                   endpoint=ENDPOINT)
