@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from papersift.errors import PapersiftError
 from papersift.extract.domain.grounding import normalize
 from papersift.extract.domain.prices import pricing_for
 from papersift.schemas.numbers import numbers_in, value_matches
@@ -41,7 +42,7 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 _PAREN = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
 _STOP_WORDS = frozenset({"of", "for", "and", "in", "on", "with", "to", "via", "by", "from"})
 
-class GoldError(Exception):
+class GoldError(PapersiftError):
     """The gold file cannot be used: missing, malformed, or for other texts."""
 
 

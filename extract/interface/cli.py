@@ -26,16 +26,16 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from papersift.extract.access.endpoints import EndpointError, EndpointOptions
-from papersift.extract.domain.evaluate import GoldError, headline
+from papersift.errors import PapersiftError
+from papersift.extract.access.endpoints import EndpointOptions
+from papersift.extract.domain.evaluate import headline
 from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, IngestProblem
-from papersift.extract.domain.prices import PriceError
 from papersift.extract.interface import app
 from papersift.extract.runs.batch import BatchOptions, BatchProgress
 from papersift.extract.runs.pipeline import RunSummary
-from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT, PromptError
-from papersift.report.render import ReportError, write_report
-from papersift.warehouse import Warehouse, WarehouseError
+from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT
+from papersift.report.render import write_report
+from papersift.warehouse import Warehouse
 from papersift.warehouse.export import FORMATS, export
 from papersift.warehouse.query import QueryResult, run_sql, saved_queries
 from papersift.warehouse.report import Price
@@ -49,18 +49,14 @@ R = TypeVar("R")
 
 
 def _known_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Map the project's expected errors to a one-line message and exit status 1."""
+    """Turn any expected error (a :class:`PapersiftError`) into its one-line message and
+    exit status 1; anything else is a bug and keeps its traceback."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from papersift.extract.access.local_server import LocalServerError
-        from papersift.extract.access.models import ModelError
-        from papersift.extract.runs.batch import BatchError
-
         try:
             return func(*args, **kwargs)
-        except (WarehouseError, EndpointError, PromptError, ModelError, PriceError,
-                LocalServerError, GoldError, ReportError, BatchError) as error:
+        except PapersiftError as error:
             raise click.ClickException(str(error)) from error
 
     return wrapper

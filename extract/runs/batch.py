@@ -26,6 +26,7 @@ from instructor.processing.response import handle_response_model, process_respon
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
+from papersift.errors import PapersiftError
 from papersift.extract.access.extractor import (
     Extractor,
     Failure,
@@ -69,7 +70,7 @@ UNANSWERED = {
 DEAD_STATUSES = frozenset({"failed", "expired", "cancelling", "cancelled"})
 
 
-class BatchError(Exception):
+class BatchError(PapersiftError):
     """A batch cannot be submitted, resumed or cancelled as asked."""
 
 

@@ -37,6 +37,7 @@ import httpx2
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from papersift.errors import PapersiftError
 from papersift.extract.access.endpoints import EndpointError, EndpointOptions, plan_endpoint
 from papersift.extract.access.extractor import Extractor, Failure, Outcome
 from papersift.extract.access.limits import RequestGate
@@ -71,7 +72,7 @@ _SHARD_SCHEMA = pa.schema([
 ])
 
 
-class DistributedError(Exception):
+class DistributedError(PapersiftError):
     """A sharded run cannot be set up, or its output cannot be merged, as asked."""
 
 
