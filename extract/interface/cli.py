@@ -33,7 +33,7 @@ from papersift.extract.interface import app, options
 from papersift.extract.runs.batch import BatchOptions, BatchProgress
 from papersift.extract.runs.pipeline import RunSummary
 from papersift.report.render import write_report
-from papersift.warehouse import Warehouse
+from papersift.warehouse import Warehouse, reads
 from papersift.warehouse.export import FORMATS, export
 from papersift.warehouse.query import QueryResult, run_sql, saved_queries
 from papersift.warehouse.report import Price
@@ -400,13 +400,7 @@ def report_command(db: Path, out: Path, price: tuple[float, float] | None, top: 
 @_known_errors
 def runs(db: Path, limit: int, fmt: str) -> None:
     """List recent runs with their counts, model and tokens."""
-    result = run_sql(
-        db,
-        "SELECT run_id, status, model, mode, n_abstracts AS n, n_extracted AS extracted, "
-        "n_cached AS cached, n_failed AS failed, prompt_tokens + completion_tokens AS tokens, "
-        "round(epoch(finished - started), 1) AS seconds FROM runs ORDER BY started DESC LIMIT ?",
-        [limit],
-    )
+    result = reads.recent_runs(db, limit)
     _print_result(result, fmt)
 
 
@@ -423,12 +417,7 @@ def batch() -> None:
 def batch_list(db: Path, fmt: str) -> None:
     """List stored batches, newest first: status, requests, and whether their results are
     stored (collected) yet."""
-    result = run_sql(
-        db,
-        "SELECT batch_id, status, model, request_count AS requests, completed_count AS "
-        "completed, failed_count AS failed, run_id, submitted, finished, collected, "
-        "collected_run_id FROM batches ORDER BY submitted DESC",
-    )
+    result = reads.stored_batches(db)
     _print_result(result, fmt)
 
 

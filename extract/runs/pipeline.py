@@ -31,6 +31,7 @@ from papersift.extract.domain.ingest import IngestProblem, IngestResult, Occurre
 from papersift.schemas import PaperDraft, PaperExtraction, schema_version
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.warehouse import Warehouse
+from papersift.warehouse.reads import count_papers
 from papersift.warehouse.store import Batch, RunCounts
 
 FLUSH_EVERY_PAPERS = 16
@@ -136,15 +137,14 @@ def ingest_into(
 ) -> tuple[IngestResult, IngestReport]:
     """Read the inputs and store their papers and provenance; bad inputs become failure rows."""
     result = ingest(inputs, max_chars=max_chars)
-    before = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()
+    before = count_papers(warehouse.con)
     warehouse.write(ingest_batch(result, run_id))
-    after = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()
-    assert before is not None and after is not None
+    after = count_papers(warehouse.con)
     report = IngestReport(
         files=len(result.files),
         occurrences=result.occurrences,
         papers=len(result.papers),
-        new_papers=after[0] - before[0],
+        new_papers=after - before,
         problems=list(result.problems),
     )
     return result, report
