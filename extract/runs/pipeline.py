@@ -1,8 +1,9 @@
-"""Run orchestration: ingest into the warehouse, extract with a thread pool, one writer.
+"""Run orchestration: ingest into the warehouse, extract from one asyncio event loop with
+``concurrency`` abstracts in flight, and store the rows in batches, one write at a time.
 
 Every abstract of a run ends as an extraction (new or from cache) or as a failure row with
-its reason. Rows reach DuckDB from the calling thread only, in batches, each batch in one
-transaction, so a crash or Ctrl-C leaves the warehouse consistent and a rerun continues
+its reason. Inside the event loop a batch goes to the one writer thread; other writes wait
+for it. Each batch is one transaction, so a crash or Ctrl-C leaves the warehouse consistent and a rerun continues
 from the cache without paying twice.
 """
 
