@@ -3,8 +3,8 @@
 
 Every abstract of a run ends as an extraction (new or from cache) or as a failure row with
 its reason. Inside the event loop a batch goes to the one writer thread; other writes wait
-for it. Each batch is one transaction, so a crash or Ctrl-C leaves the warehouse consistent and a rerun continues
-from the cache without paying twice.
+for it. Each batch is one transaction, so a crash or Ctrl-C leaves the warehouse
+consistent and a rerun continues from the cache without paying twice.
 """
 
 from __future__ import annotations
