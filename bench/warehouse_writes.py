@@ -12,13 +12,12 @@ For each batch size (papers per `write`, i.e. per transaction and CHECKPOINT) a 
 warehouse receives --papers papers; the time of every statement `write` runs is summed by
 kind, so the table shows where the time goes.
 
-    python bench/warehouse_writes.py [--papers 100000] [--batch 16 100 500 2000] [--pool 300]
+    python -m bench.warehouse_writes [--papers 100000] [--batch 16 100 500 2000] [--pool 300]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -26,9 +25,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-if __package__ in (None, ""):  # run as a script: make the repository importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.simendpoint import draft_for
 from bench.synth import synth_papers
