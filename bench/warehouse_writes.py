@@ -1,12 +1,12 @@
 """Bulk write speed of the warehouse (warehouse/store.py `Warehouse.write`).
 
 The rows are those a live run stores for each abstract: its paper and source rows (the
-ingest rows of `extract.pipeline.ingest_batch`) and the rows of one extracted outcome
-(`extract.pipeline.outcome_batch`: a call, the extraction with its grounded items, the cache
-entry, the run_papers row). Outcomes are built for a pool of synthetic abstracts
-(bench/synth.py), answered with the simulated endpoint's own draft (bench/simendpoint.py
-`draft_for`) and grounded by papersift; the pool is then repeated under fresh ids, so
-building rows costs little and the figures are the writer's.
+ingest rows of `ingest_batch` in papersift.extract.runs.pipeline) and the rows of one
+extracted outcome (`outcome_batch`, the same module: a call, the extraction with its
+grounded items, the cache entry, the run_papers row). Outcomes are built for a pool of
+synthetic abstracts (bench/synth.py), answered with the simulated endpoint's own draft
+(bench/simendpoint.py `draft_for`) and grounded by papersift; the pool is then repeated under fresh
+ids, so building rows costs little and the figures are the writer's.
 
 For each batch size (papers per `write`, i.e. per transaction and CHECKPOINT) a fresh
 warehouse receives --papers papers; the time of every statement `write` runs is summed by
