@@ -18,6 +18,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from papersift.errors import PapersiftError
 from papersift.report.markup import Span, segments
 from papersift.warehouse.report import (
     FIELDS,
@@ -40,7 +41,7 @@ FIELD_TITLES = TITLES  # from the field registry (schemas.fields), through wareh
 CHART_GAIN_GROUPS = 15
 
 
-class ReportError(Exception):
+class ReportError(PapersiftError):
     """The report cannot be built (a missing asset, an unwritable output)."""
 
 

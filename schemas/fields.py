@@ -185,31 +185,29 @@ class CustomField:
         return f"{CUSTOM_VIEW}_{self.name}"
 
 
-class FieldsError(ValueError):
-    """A user's fields model cannot be used (a name, a type or a grounding marker)."""
-
-
 def custom_fields(model: type[BaseModel], taken: set[str]) -> tuple[CustomField, ...]:
     """The user-defined fields a pydantic model declares; every field needs a ``Ground``
-    marker, a lowercase name, and no clash with ``taken`` (the draft's own keys)."""
+    marker, a lowercase name, and no clash with ``taken`` (the draft's own keys). A model
+    that breaks a rule is a ValueError naming the field (extract.domain.fields wraps it
+    in the project's error root)."""
     found = []
     for name, info in model.model_fields.items():
         marks = [m for m in info.metadata if isinstance(m, Ground)]
         where = f"{model.__name__}.{name}"
         if not marks:
-            raise FieldsError(f"{where}: annotate it with a grounding, e.g. "
+            raise ValueError(f"{where}: annotate it with a grounding, e.g. "
                               "Annotated[list[str], Name()]")
         if not _FIELD_NAME.match(name) or name in taken:
-            raise FieldsError(f"{where}: the name must be lowercase letters, digits and _, "
+            raise ValueError(f"{where}: the name must be lowercase letters, digits and _, "
                               f"and not one of {sorted(taken)}")
         schema = model.model_json_schema()["properties"][name]
         many = schema.get("type") == "array"
         values = (schema.get("items", {}) if many else schema).get("enum", ())
         if marks[0].kind == "choice" and not values:
-            raise FieldsError(f"{where}: a Choice() field needs a Literal[...] of its values")
+            raise ValueError(f"{where}: a Choice() field needs a Literal[...] of its values")
         found.append(CustomField(name, marks[0].kind, many, marks[0].cues, tuple(values)))
     if not found:
-        raise FieldsError(f"{model.__name__}: declares no fields")
+        raise ValueError(f"{model.__name__}: declares no fields")
     return tuple(found)
 
 

@@ -9,7 +9,13 @@ from typing import Annotated
 import pytest
 from pydantic import BaseModel
 
-from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, load_fields, prompt_for
+from papersift.extract.domain.fields import (
+    DEFAULT_FIELDS,
+    FieldsError,
+    FieldSet,
+    load_fields,
+    prompt_for,
+)
 from papersift.prompts import load_prompt
 from papersift.report.render import FIELD_TITLES
 from papersift.schemas import PaperExtraction, draft_json_schema, schema_version
@@ -18,7 +24,6 @@ from papersift.schemas.fields import (
     CUSTOM_COLUMNS,
     CUSTOM_TABLE,
     CUSTOM_VIEW,
-    FieldsError,
     Name,
     builtin,
 )

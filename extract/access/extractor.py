@@ -95,7 +95,9 @@ def cache_key(endpoint: Endpoint, prompt_version: str, text: str,
 
 
 class Extractor:
-    """Extracts papers through one endpoint; safe to call from several threads."""
+    """Extracts papers through one endpoint: ``extract`` blocks, ``extract_async`` runs on
+    an event loop inside ``session``. Each call keeps its own call log (a context
+    variable), so calls in flight at once do not mix their records."""
 
     def __init__(
         self,

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from papersift.errors import PapersiftError
 from papersift.extract.domain.evaluate_fields import (
     ExtraGold,
     ExtraGoldError,
@@ -48,7 +49,7 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 _PAREN = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
 _STOP_WORDS = frozenset({"of", "for", "and", "in", "on", "with", "to", "via", "by", "from"})
 
-class GoldError(Exception):
+class GoldError(PapersiftError):
     """The gold file cannot be used: missing, malformed, or for other texts."""
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from papersift.errors import PapersiftError
 from papersift.extract.domain.grounding import normalize
 from papersift.schemas.fields import CUSTOM_TABLE, builtin
 
@@ -25,7 +26,7 @@ ARTIFACT_KINDS = ("code", "data", "model", "benchmark")
 ExtraGold = dict[str, tuple[Any, ...]]
 
 
-class ExtraGoldError(ValueError):
+class ExtraGoldError(PapersiftError):
     """An artifacts or custom entry of a gold paper is malformed."""
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, create_model
 
+from papersift.errors import PapersiftError
 from papersift.extract.domain.artifacts import DETECTION_VERSION, detect_artifacts
 from papersift.extract.domain.assemble import Assembled, Found, assemble
 from papersift.extract.domain.custom import ground_custom
@@ -36,7 +37,6 @@ from papersift.schemas import PaperDraft, draft_json_schema, schema_version
 from papersift.schemas.fields import (
     BUILTIN_FIELDS,
     CustomField,
-    FieldsError,
     FieldSpec,
     custom_fields,
     fields_hash,
@@ -80,6 +80,10 @@ DETECTORS: dict[str, Callable[[str], list[ExtraItem]]] = {
 GROUNDING_VERSION = f"{DETECTION_VERSION};custom/1"
 
 
+class FieldsError(PapersiftError):
+    """A user's fields (file or model) cannot be used; the message names the place."""
+
+
 class FieldSet:
     """The fields one run extracts: the built-in ones, plus a user's (``--fields``)."""
 
@@ -88,8 +92,11 @@ class FieldSet:
         self.user_model = user_model
         self.source = source
         taken = set(PaperDraft.model_fields)
-        self.custom: tuple[CustomField, ...] = (
-            custom_fields(user_model, taken) if user_model is not None else ())
+        try:
+            self.custom: tuple[CustomField, ...] = (
+                custom_fields(user_model, taken) if user_model is not None else ())
+        except ValueError as error:
+            raise FieldsError(str(error)) from error
         self.draft_model: type[PaperDraft] = PaperDraft
         if user_model is not None:
             extra = {name: (info.annotation, info)
@@ -171,7 +178,7 @@ def load_fields(path: str | Path) -> FieldSet:
               and value is not BaseModel and value.__module__ == name]
     if len(models) != 1:
         raise FieldsError(f"{path}: define exactly one pydantic model of fields "
-                          f"(found {len(models)})")
+                              f"(found {len(models)})")
     try:
         return FieldSet(models[0], source=str(path))
     except FieldsError as error:

@@ -48,7 +48,7 @@ from papersift.extract.runs.pipeline import (
     new_run_id,
 )
 from papersift.prompts import DEFAULT_PROMPT, load_prompt
-from papersift.warehouse import Warehouse
+from papersift.warehouse import Warehouse, reads
 from papersift.warehouse.batches import get_batch, requests_of
 from papersift.warehouse.custom import create_custom_views
 
@@ -191,8 +191,7 @@ def _as_chunks(jobs: list[Job]) -> JobChunks:
 
 
 def _papers_stored(warehouse: Warehouse) -> int:
-    row = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()
-    return int(row[0]) if row else 0
+    return reads.count_papers(warehouse.con)
 
 
 def run_inputs(
@@ -248,23 +247,12 @@ def extract_stored(
     run_id = new_run_id()
     with Warehouse(settings.db) as warehouse:
         if paper_ids is not None:
-            stored = warehouse.con.execute(
-                "SELECT paper_id FROM papers WHERE list_contains(?, paper_id)", [list(paper_ids)]
-            ).fetchall()
-            unknown = set(paper_ids) - {row[0] for row in stored}
+            unknown = reads.unknown_paper_ids(warehouse.con, paper_ids)
             if unknown:
                 raise GoldError(f"{len(unknown)} of the requested papers are not in the "
                                 f"warehouse (e.g. {sorted(unknown)[0]}); ingest them first")
-        conditions = []
-        if only_missing:
-            conditions.append("paper_id NOT IN (SELECT paper_id FROM latest_extractions)")
-        if paper_ids is not None:
-            conditions.append("list_contains($ids, paper_id)")
-        where = ("WHERE " + " AND ".join(conditions)) if conditions else ""
-        params = {"ids": list(paper_ids)} if paper_ids is not None else {}
-        rows = warehouse.con.execute(
-            f"SELECT paper_id, text FROM papers {where} ORDER BY first_seen, paper_id", params
-        ).fetchall()
+        rows = reads.papers_to_extract(warehouse.con, only_missing=only_missing,
+                                       paper_ids=paper_ids)
         jobs = jobs_for_stored(rows, settings.max_chars)
         return _extract_jobs(
             warehouse, _as_chunks(jobs), settings, run_id=run_id, inputs=["<warehouse>"],
@@ -287,10 +275,7 @@ def resume_batch(
     with Warehouse(settings.db) as warehouse:
         check_resumable(get_batch(warehouse, batch_id), chosen)
         ids = [request.paper_id for request in requests_of(warehouse, batch_id)]
-        rows = warehouse.con.execute(
-            "SELECT paper_id, text FROM papers WHERE list_contains(?, paper_id) "
-            "ORDER BY first_seen, paper_id", [ids]
-        ).fetchall()
+        rows = reads.papers_by_id(warehouse.con, ids)
         batch = settings.batch or BatchOptions()
         return _extract_jobs(
             warehouse, _as_chunks(jobs_for_stored(rows, settings.max_chars)),
@@ -411,11 +396,7 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
             skipped += sum(1 for job in jobs if job.skip is not None)
             keys = {job.paper_id: keys_only.key_for(job.text)
                     for job in jobs if job.skip is None}
-            hits: set[str] = set()
-            if con is not None and keys:
-                hits = {row[0] for row in con.execute(
-                    "SELECT cache_key FROM llm_cache WHERE list_contains(?, cache_key)",
-                    [list(keys.values())]).fetchall()}
+            hits = reads.cached_keys(con, set(keys.values())) if con is not None else set()
             to_send = [job for job in jobs
                        if job.skip is None and keys[job.paper_id] not in hits]
             cached += len(keys) - len(to_send)

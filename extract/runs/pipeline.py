@@ -1,9 +1,10 @@
-"""Run orchestration: ingest into the warehouse, extract with a thread pool, one writer.
+"""Run orchestration: ingest into the warehouse, extract from one asyncio event loop with
+``concurrency`` abstracts in flight, and store the rows in batches, one write at a time.
 
 Every abstract of a run ends as an extraction (new or from cache) or as a failure row with
-its reason. Rows reach DuckDB from the calling thread only, in batches, each batch in one
-transaction, so a crash or Ctrl-C leaves the warehouse consistent and a rerun continues
-from the cache without paying twice.
+its reason. Inside the event loop a batch goes to the one writer thread; other writes wait
+for it. Each batch is one transaction, so a crash or Ctrl-C leaves the warehouse
+consistent and a rerun continues from the cache without paying twice.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from papersift.schemas import ClaimedGain, PaperDraft, PaperExtraction
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_TABLE
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.warehouse import Warehouse
+from papersift.warehouse.reads import count_papers
 from papersift.warehouse.store import Batch, RunCounts
 
 FLUSH_EVERY_PAPERS = 16
@@ -145,15 +147,14 @@ def ingest_into(
 ) -> tuple[IngestResult, IngestReport]:
     """Read the inputs and store their papers and provenance; bad inputs become failure rows."""
     result = ingest(inputs, max_chars=max_chars)
-    before = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()
+    before = count_papers(warehouse.con)
     warehouse.write(ingest_batch(result, run_id))
-    after = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()
-    assert before is not None and after is not None
+    after = count_papers(warehouse.con)
     report = IngestReport(
         files=len(result.files),
         occurrences=result.occurrences,
         papers=len(result.papers),
-        new_papers=after[0] - before[0],
+        new_papers=after - before,
         problems=list(result.problems),
     )
     return result, report
