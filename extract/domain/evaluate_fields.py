@@ -17,7 +17,8 @@ import duckdb
 
 from papersift.errors import PapersiftError
 from papersift.extract.domain.grounding import normalize
-from papersift.schemas.fields import CUSTOM_TABLE, builtin
+from papersift.schemas.fields import builtin
+from papersift.warehouse.custom import extra_items
 
 ARTIFACTS = builtin("artifacts")
 ARTIFACT_KINDS = ("code", "data", "model", "benchmark")
@@ -62,15 +63,8 @@ def load_extra_predictions(con: duckdb.DuckDBPyConnection,
                            ids: list[str]) -> dict[str, dict[str, list[Any]]]:
     """Each extraction's artifacts and user-field values, in the gold's shapes."""
     found: dict[str, dict[str, list[Any]]] = {}
-    for extraction_id, kind, url in con.execute(
-            f"SELECT extraction_id, kind, url FROM {ARTIFACTS.table} "
-            "WHERE list_contains(?, extraction_id) ORDER BY extraction_id, idx", [ids]).fetchall():
-        found.setdefault(extraction_id, {}).setdefault("artifacts", []).append((kind, url))
-    for extraction_id, name, value in con.execute(
-            f"SELECT extraction_id, field, value FROM {CUSTOM_TABLE} "
-            "WHERE list_contains(?, extraction_id) ORDER BY extraction_id, field, idx",
-            [ids]).fetchall():
-        found.setdefault(extraction_id, {}).setdefault(f"custom.{name}", []).append(value)
+    for extraction_id, name, value in extra_items(con, ids):
+        found.setdefault(extraction_id, {}).setdefault(name, []).append(value)
     return found
 
 
