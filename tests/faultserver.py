@@ -136,6 +136,7 @@ class FaultConfig:
     hang_s: float = 2.0  # how long a hang lasts; set it above the client's timeout
     latency_s: float = 0.0  # added before every answer (crash trials need a slow server)
     echo_authorization: bool = False  # error bodies repeat the Authorization header
+    echo_headers: bool = False  # error bodies repeat every request header, as JSON
     keep_bodies: bool = False  # keep every request body in the log
     answer: Callable[[str], dict[str, Any]] = valid_answer  # the valid answer for an abstract
 
@@ -281,13 +282,19 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 server._stopping.wait(config.latency_s)
             self._answer(fault, abstract, body, authorization)
 
+        def _echo(self, authorization: str | None) -> str:
+            echo = ""
+            if config.echo_authorization:
+                echo += f" (request carried Authorization: {authorization})"
+            if config.echo_headers:
+                echo += f" headers: {json.dumps(dict(self.headers.items()))}"
+            return echo
+
         def _answer(self, fault: str | None, abstract: str | None, body: dict[str, Any],
                     authorization: str | None) -> None:
             tools = bool(body.get("tools"))
             if fault in _STATUS:
-                message = f"injected fault: {fault}"
-                if config.echo_authorization:
-                    message += f" (request carried Authorization: {authorization})"
+                message = f"injected fault: {fault}{self._echo(authorization)}"
                 headers = {}
                 if fault == "rate_limit":
                     headers["Retry-After"] = config.retry_after

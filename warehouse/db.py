@@ -93,6 +93,21 @@ def _lock_wait_s() -> float:
         return DEFAULT_LOCK_WAIT_S
 
 
+def describe_command(argv: list[str]) -> str:
+    """A process's program and subcommand only ('papersift run ...'): its other arguments
+    may carry a URL with a key or a file name nobody asked to see."""
+    words = [Path(argv[0]).name] if argv else []
+    if words and words[0].startswith("python") and len(argv) > 1:
+        words = [Path(argv[1]).name if argv[1] != "-m" else argv[2] if len(argv) > 2 else ""]
+        argv = argv[2 if argv[1] != "-m" else 3:]
+    else:
+        argv = argv[1:]
+    if argv and re.fullmatch(r"[a-z][a-z-]{0,20}", argv[0]):
+        words.append(argv[0])
+    shown = " ".join(words)
+    return shown + (" ..." if len(argv) > (1 if len(words) > 1 else 0) else "")
+
+
 def _holder(error: duckdb.Error) -> str:
     """Who holds the lock, from DuckDB's message: 'another papersift process (PID 12)'."""
     match = _LOCK_HOLDER.search(str(error))
@@ -101,12 +116,12 @@ def _holder(error: duckdb.Error) -> str:
     pid = match.group(2)
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        command = " ".join(part.decode(errors="replace") for part in argv if part)
+        command = describe_command([part.decode(errors="replace") for part in argv if part])
     except OSError:
-        command = match.group(1)
+        command = describe_command([match.group(1)])
     if "papersift" in command:
-        return f"another papersift process (PID {pid}: {command[:120]})"
-    return f"another process (PID {pid}: {command[:120]})"
+        return f"another papersift process (PID {pid}: {command})"
+    return f"another process (PID {pid}: {command})"
 
 
 def _open(path: Path, *, read_only: bool, config: dict[str, object]) -> duckdb.DuckDBPyConnection:

@@ -31,6 +31,7 @@ from tenacity import (
     stop_after_delay,
 )
 
+from papersift.extract.access.credentials import check_endpoint_url, scrub
 from papersift.extract.access.limits import (
     BudgetExceededError,
     RequestGate,
@@ -132,11 +133,9 @@ def call_log(secrets: tuple[str, ...] = ()) -> Iterator[CallLog]:
 
 
 def redact(text: str, secrets: tuple[str, ...]) -> str:
-    """Replace every secret (and a bearer token) in text with a placeholder."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[REDACTED]")
-    return text
+    """Replace every secret, credential header, bearer/basic token and URL credential in
+    text with a placeholder (see extract.access.credentials)."""
+    return scrub(text, secrets)
 
 
 def _short(text: str, limit: int = 2000) -> str:
@@ -220,7 +219,7 @@ class _Attempts:
         record.http_status = response.status_code
         if response.status_code >= 400:
             record.status = "http_error"
-            record.error = (log.redact if log else str)(_short(response.text, 500))
+            record.error = (log.redact if log else scrub)(_short(response.text, 500))
         else:
             record.prompt_tokens, record.completion_tokens, record.finish_reason = usage_of(
                 response
@@ -423,6 +422,7 @@ def _sdk_options(endpoint: Endpoint) -> dict[str, Any]:
     owns them), the endpoint's timeout. Checks the mode first."""
     if endpoint.mode not in MODES:
         raise ValueError(f"unknown mode {endpoint.mode!r}; choose one of {sorted(MODES)}")
+    check_endpoint_url(endpoint.base_url, "the endpoint URL")  # no client for a URL with a key
     return {"base_url": endpoint.base_url, "api_key": endpoint.api_key or "not-needed",
             "max_retries": 0, "timeout": endpoint.timeout_s}
 
