@@ -57,7 +57,7 @@ def redact_url(url: str) -> str:
     if query:
         pieces = []
         for piece in query.split("&"):
-            name, sep, value = piece.partition("=")
+            name, sep, _ = piece.partition("=")
             secret = _secret_param(unquote_plus(name))
             pieces.append(f"{name}{sep}{PLACEHOLDER}" if secret else piece)
         query = "&".join(pieces)
