@@ -241,7 +241,20 @@ class Extractor:
             log.redact(f"after {error.n_attempts} attempt(s): {detail}")[:4000],
         )
 
+    def _revalidate(self, outcome: Outcome, log: CallLog) -> None:
+        """What is stored must validate again: a draft whose stored form fails the
+        schema (a validator that changed it into something it refuses) is a failure."""
+        if outcome.draft is None:
+            return
+        try:
+            PaperDraft.model_validate(outcome.draft.model_dump(mode="json", exclude_none=True))
+        except ValidationError as error:
+            outcome.draft = None
+            outcome.failure = Failure("validation", "schema_violation", log.redact(
+                f"the answer validates once but not as stored: {error}")[:4000])
+
     def _finish(self, outcome: Outcome, log: CallLog) -> None:
+        self._revalidate(outcome, log)
         outcome.calls = list(log.records)
         outcome.asks = log.asks
         outcome.prompt_tokens = log.prompt_tokens
@@ -281,7 +294,9 @@ def _request_failure(error: openai.APIError, log: CallLog) -> Failure:
         return Failure("budget", "max_cost", f"not sent: {error.__cause__}")
     reason = failure_reason(error)
     attempts = sum(1 for r in log.records if r.ask == log.asks) or 1
-    return Failure("request", reason, log.redact(f"after {attempts} attempt(s): {error}")[:4000])
+    note = f"{log.note}; " if log.note else ""
+    return Failure("request", reason,
+                   log.redact(f"{note}after {attempts} attempt(s): {error}")[:4000])
 
 
 def instructor_version() -> str:

@@ -27,8 +27,6 @@ from tenacity import (
     RetryCallState,
     Retrying,
     retry_if_exception_type,
-    stop_after_attempt,
-    stop_after_delay,
 )
 
 from papersift.extract.access.credentials import check_endpoint_url, scrub
@@ -91,6 +89,7 @@ class CallLog:
     secrets: tuple[str, ...] = ()
     records: list[CallRecord] = field(default_factory=list)
     ask: int = 0
+    note: str | None = None  # why retries stopped early, for the failure's detail
 
     def redact(self, text: str) -> str:
         return redact(text, self.secrets)
@@ -160,13 +159,45 @@ class _WaitRetryAfterOrBackoff:
         return min(grown + random.uniform(0.0, policy.jitter_s), policy.max_wait_s)
 
     def __call__(self, state: RetryCallState) -> float:
-        outcome = state.outcome
-        error = outcome.exception() if outcome is not None else None
-        if isinstance(error, RetryableStatusError):
-            asked = _retry_after_seconds(error.response)
-            if asked is not None:
-                return min(asked, self.policy.max_retry_after_s)
-        return self.backoff(state)
+        asked = asked_wait(state)
+        wait = self.backoff(state) if asked is None else min(asked, self.policy.max_retry_after_s)
+        left = self.policy.max_elapsed_s - (state.seconds_since_start or 0.0)
+        return max(0.0, min(wait, left))  # no wait outlasts the retry budget
+
+
+def asked_wait(state: RetryCallState) -> float | None:
+    """The Retry-After of the answer that ended this attempt, if it asked one."""
+    outcome = state.outcome
+    error = outcome.exception() if outcome is not None else None
+    if isinstance(error, RetryableStatusError):
+        return _retry_after_seconds(error.response)
+    return None
+
+
+class _StopWithinBudget:
+    """Stop after max_attempts or max_elapsed_s, and at once when the server asks a wait
+    the budget cannot pay (over max_retry_after_s, or past max_elapsed_s): the paper then
+    fails with the server's status, and the call log says how long it asked."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self.policy = policy
+
+    def __call__(self, state: RetryCallState) -> bool:
+        policy = self.policy
+        elapsed = state.seconds_since_start or 0.0
+        if state.attempt_number >= policy.max_attempts or elapsed >= policy.max_elapsed_s:
+            return True
+        asked = asked_wait(state)
+        if asked is None:
+            return False
+        if asked > policy.max_retry_after_s or elapsed + asked > policy.max_elapsed_s:
+            log = _current_log.get()
+            if log is not None:
+                log.note = (f"the server asked to wait {asked:,.0f} s (Retry-After), beyond "
+                            f"the retry budget ({policy.max_retry_after_s:g} s per wait, "
+                            f"{policy.max_elapsed_s:g} s in all); rerun later")
+            return True
+        return False
 
 
 _RETRIED_ERRORS = (RetryableStatusError, httpx2.TimeoutException, httpx2.NetworkError,
@@ -181,8 +212,7 @@ class _Attempts:
 
     def _retry_rule(self) -> dict[str, Any]:
         return {
-            "stop": stop_after_attempt(self.policy.max_attempts)
-            | stop_after_delay(self.policy.max_elapsed_s),
+            "stop": _StopWithinBudget(self.policy),
             "wait": _WaitRetryAfterOrBackoff(self.policy),
             "retry": retry_if_exception_type(_RETRIED_ERRORS),
             "reraise": True,

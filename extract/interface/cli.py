@@ -258,6 +258,8 @@ def _print_summary(summary: RunSummary, db: Path) -> None:
               f"{summary.prompt_tokens:,} prompt + {summary.completion_tokens:,} completion tokens"]
     if summary.n_reasked:
         extras.append(f"{summary.n_reasked} needed a re-ask")
+    if summary.n_cache_invalid:
+        extras.append(f"{summary.n_cache_invalid} cached answer(s) no longer valid, asked again")
     if summary.n_lenient:
         extras.append(f"{summary.n_lenient} kept with flagged quotes")
     click.echo("  " + " · ".join(extras))

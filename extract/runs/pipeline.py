@@ -23,6 +23,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from papersift.extract.access.extractor import Extractor, Failure, Outcome
 from papersift.extract.access.limits import RequestGate
 from papersift.extract.domain.assemble import ASSEMBLY_VERSION, Assembled, assemble
@@ -254,6 +256,7 @@ class RunSummary:
     n_failed: int = 0
     n_reasked: int = 0
     n_lenient: int = 0
+    n_cache_invalid: int = 0  # cached answers that failed validation, asked again
     prompt_tokens: int = 0
     completion_tokens: int = 0
     http_requests: int = 0
@@ -491,7 +494,12 @@ class Runner:
             if hit is None:
                 to_send.append(job)
                 continue
-            self._record(cached_outcome(job.paper_id, keys[job.paper_id], hit))
+            outcome = valid_cached_outcome(job.paper_id, keys[job.paper_id], hit)
+            if outcome is None:
+                self.summary.n_cache_invalid += 1
+                to_send.append(job)
+                continue
+            self._record(outcome)
         self._hold_flush = False
         self._flush(force=True)
         return to_send
@@ -616,6 +624,15 @@ def cached_outcome(paper_id: str, cache_key: str, hit: dict[str, Any]) -> Outcom
         else {"extraction": PaperExtraction.model_validate(response)})
     return Outcome(paper_id=paper_id, cache_key=cache_key, **answer, lenient=hit["lenient"],
                    asks=hit["asks"] or 0, from_cache=True)
+
+
+def valid_cached_outcome(paper_id: str, cache_key: str, hit: dict[str, Any]) -> Outcome | None:
+    """cached_outcome, or None when the stored answer no longer validates (older code, a
+    damaged row): the paper is then asked again, and the run goes on."""
+    try:
+        return cached_outcome(paper_id, cache_key, hit)
+    except (ValidationError, TypeError, ValueError, KeyError, AttributeError):
+        return None
 
 
 def too_short(text: str, where: str) -> Failure | None:
