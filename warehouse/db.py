@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -152,6 +153,41 @@ def _open_failure(path: Path, error: duckdb.Error, wait_s: float) -> str:
                 f"file holds at most the last batch; move it aside (mv '{path}.wal' "
                 f"'{path}.wal.bad') and rerun to redo that batch.")
     return f"cannot open {path}: {message}"
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one user query may use: memory, threads, and spill space in a folder of its
+    own (never DuckDB's default ``<db>.tmp``, which it would follow through a symlink)."""
+
+    temp_directory: Path
+    memory_limit: str = "1GB"
+    threads: int = 2
+    max_temp_size: str = "2GB"
+
+
+def connect_bounded(path: str | Path, bounds: Bounds) -> duckdb.DuckDBPyConnection:
+    """The sandboxed read-only connection (see SANDBOX) with memory, threads and spill
+    bounded; the settings are made, then external access is switched off and locked."""
+    path = Path(path)
+    if not path.exists():
+        raise WarehouseError(f"no warehouse at {path}: run `papersift run` first, or pass --db")
+    config: dict[str, object] = {
+        "temp_directory": str(bounds.temp_directory),
+        "memory_limit": bounds.memory_limit,
+        "threads": bounds.threads,
+        "max_temp_directory_size": bounds.max_temp_size,
+        **{key: value for key, value in SANDBOX.items()
+           if key not in ("enable_external_access", "lock_configuration")},
+    }
+    con = _open(path, read_only=True, config=config)
+    try:  # in this order: once external access is off, the temp directory is fixed
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    except duckdb.Error:
+        con.close()
+        raise
+    return con
 
 
 def connect(

@@ -37,7 +37,7 @@ from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT, PromptError
 from papersift.report.render import ReportError, write_report
 from papersift.warehouse import Warehouse, WarehouseError
 from papersift.warehouse.export import FORMATS, export
-from papersift.warehouse.query import QueryResult, run_sql, saved_queries
+from papersift.warehouse.query import DEFAULT_TIMEOUT_S, QueryResult, run_sql, saved_queries
 from papersift.warehouse.report import Price
 
 DEFAULT_DB = "papersift.duckdb"
@@ -434,14 +434,21 @@ def eval_command(gold_file: Path, run_id: str | None, compare: tuple[str, str] |
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
               show_default=True)
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True),
+              default=DEFAULT_TIMEOUT_S, show_default=True,
+              help="Stop the query after this many seconds.")
+@click.option("--memory-limit", default="1GB", show_default=True,
+              help="Most memory the query may hold (DuckDB size, e.g. 512MB, 4GB); beyond "
+                   "it, it spills to a temporary folder removed afterwards.")
 @_known_errors
-def sql(query: str, db: Path, fmt: str) -> None:
+def sql(query: str, db: Path, fmt: str, timeout_s: float, memory_limit: str) -> None:
     """Run a read-only SQL QUERY on the warehouse (writes fail).
 
     Tables and views: papers, sources, tasks, methods, benchmarks, gains,
-    contribution_types, paper_summary, extractions, runs, calls, failures.
+    contribution_types, paper_summary, extractions, runs, calls, failures. Ctrl-C stops
+    a query at once.
     """
-    _print_result(run_sql(db, query), fmt)
+    _print_result(run_sql(db, query, timeout_s=timeout_s, memory_limit=memory_limit), fmt)
 
 
 @cli.command()
