@@ -117,7 +117,8 @@ def endpoint_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      help="Ask the model even when a cached answer exists."),
         click.option("--max-reasks", type=int,
                      help="Validation re-asks per abstract [default: 1 local, 2 remote]."),
-        click.option("--max-chars", type=int, default=DEFAULT_MAX_CHARS, show_default=True,
+        click.option("--max-chars", type=click.IntRange(min=1), default=DEFAULT_MAX_CHARS,
+                     show_default=True,
                      help="Longer abstracts are recorded as failures, not sent."),
         click.option("--server-log", type=click.Path(dir_okay=False, path_type=Path),
                      help="Local provider: write the llama.cpp server's log here."),
@@ -348,14 +349,19 @@ def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, dry_run: bool
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True)
 @db_option
-@click.option("--max-chars", type=int, default=DEFAULT_MAX_CHARS, show_default=True)
+@click.option("--max-chars", type=click.IntRange(min=1), default=DEFAULT_MAX_CHARS,
+              show_default=True)
 @_known_errors
 def ingest(inputs: tuple[str, ...], db: Path, max_chars: int) -> None:
-    """Store the abstracts of INPUTS and where they occur, without extracting."""
+    """Store the abstracts of INPUTS and where they occur, without extracting. Exits 2
+    when no abstract at all could be read."""
     report = app.ingest_only(db, list(inputs), max_chars=max_chars)
     click.echo(f"read {report.files} file(s): {report.occurrences} abstracts, "
                f"{report.papers} distinct ({report.new_papers} new)")
     _print_problems(report.problems, "problem", db)
+    if report.occurrences == 0:
+        click.echo("no abstract was read: see the problems above", err=True)
+        sys.exit(2)
 
 
 @cli.command()
@@ -585,8 +591,8 @@ def cache() -> None:
 @db_option
 @_known_errors
 def cache_stats(db: Path) -> None:
-    """Show how many answers are cached, by model."""
-    with Warehouse(db) as warehouse:
+    """Show how many answers are cached, by model (reads only)."""
+    with Warehouse(db, read_only=True) as warehouse:
         stats = warehouse.cache_stats()
     click.echo(json.dumps(stats, indent=2))
 
