@@ -77,6 +77,8 @@ def migrate(con: duckdb.DuckDBPyConnection, directory: Path = MIGRATIONS_DIR) ->
             con.execute("COMMIT")
         except Exception as error:
             con.execute("ROLLBACK")
+            if isinstance(error, duckdb.IOException | duckdb.FatalException):
+                raise WarehouseError(storage_failure(error)) from None
             raise WarehouseError(f"migration {path.name} failed: {error}") from error
         newly.append(number)
     if newly:
@@ -84,6 +86,31 @@ def migrate(con: duckdb.DuckDBPyConnection, directory: Path = MIGRATIONS_DIR) ->
         # README, "Nothing lost"): checkpoint so the new schema never waits in the WAL.
         con.execute("CHECKPOINT")
     return newly
+
+
+_QUOTED_FILE = re.compile(r'(?:file|File) "([^"]+)"')
+_DISK_FULL = ("No space left on device", "disk is full", "Disk full", "out of disk space")
+
+
+def storage_failure(error: BaseException, db: str | Path | None = None) -> str:
+    """One line for a failed read or write of the warehouse (or an export): which file,
+    what went wrong, and what to do; DuckDB's C++ stack trace is left out."""
+    text = str(error)
+    found = _QUOTED_FILE.search(text)
+    file = found.group(1) if found else (getattr(error, "filename", None) or db or "the file")
+    detail = next((line.strip().strip('"') for line in text.splitlines()
+                   if line.strip() and not line.startswith(("Stack Trace", "/"))), text)
+    detail = detail[:300]
+    if any(marker in text for marker in _DISK_FULL) or getattr(error, "errno", None) == 28:
+        return (f"{file}: the disk is full (No space left on device). Everything stored "
+                "before stays consistent: free some space, or pass --db/--out on another "
+                "disk, and rerun; nothing is asked twice.")
+    if isinstance(error, PermissionError) or "Permission denied" in text or \
+            "Read-only file system" in text:
+        return (f"{file}: cannot write there ({detail}). Choose a writable place "
+                "(--db or --out).")
+    return (f"{file}: cannot be read or written ({detail}). If the file is damaged, "
+            "restore a copy or pass another --db; papersift never writes a damaged file.")
 
 
 def _lock_wait_s() -> float:
@@ -152,7 +179,7 @@ def _open_failure(path: Path, error: duckdb.Error, wait_s: float) -> str:
                 f"{path}.wal ({message}). papersift checkpoints after every batch, so that "
                 f"file holds at most the last batch; move it aside (mv '{path}.wal' "
                 f"'{path}.wal.bad') and rerun to redo that batch.")
-    return f"cannot open {path}: {message}"
+    return f"cannot open {path}: {storage_failure(error, path)}"
 
 
 @dataclass(frozen=True)

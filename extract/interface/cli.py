@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import click
+import duckdb
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -36,6 +37,7 @@ from papersift.extract.runs.pipeline import RunSummary
 from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT, PromptError
 from papersift.report.render import ReportError, write_report
 from papersift.warehouse import Warehouse, WarehouseError
+from papersift.warehouse.db import storage_failure
 from papersift.warehouse.export import FORMATS, export
 from papersift.warehouse.query import DEFAULT_TIMEOUT_S, QueryResult, run_sql, saved_queries
 from papersift.warehouse.report import Price
@@ -62,6 +64,10 @@ def _known_errors(func: Callable[P, R]) -> Callable[P, R]:
         except (WarehouseError, EndpointError, PromptError, ModelError, PriceError,
                 LocalServerError, GoldError, ReportError, BatchError) as error:
             raise click.ClickException(str(error)) from error
+        except (duckdb.Error, OSError) as error:  # a full disk, a read-only place, a bad block
+            db = kwargs.get("db")
+            raise click.ClickException(storage_failure(
+                error, db if isinstance(db, str | Path) else None)) from None
 
     return wrapper
 
