@@ -7,6 +7,7 @@ is not valid JSON of the draft schema, which the grammar makes rare on llama.cpp
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -66,6 +67,11 @@ class Outcome:
         return self.draft is not None or self.extraction is not None
 
 
+INTERRUPTED = Failure("request", "interrupted",
+                      "interrupted (Ctrl-C) while its request was in flight; rerun to "
+                      "extract it")
+
+
 def request_schema(endpoint: Endpoint, text: str) -> dict[str, Any] | None:
     """The grammar sent with this abstract's request (None when the endpoint gets none)."""
     if not endpoint.constrain_json:
@@ -114,6 +120,7 @@ class Extractor:
         self._policy = policy
         self._async_client: instructor.AsyncInstructor | None = None
         self._secrets = (endpoint.api_key,) if endpoint.api_key else ()
+        self.interrupted: list[Outcome] = []
 
     def close(self) -> None:
         self.raw_client.close()
@@ -197,8 +204,19 @@ class Extractor:
             except (IncompleteOutputException, InstructorRetryException,
                     openai.APIError) as error:
                 self._failed(outcome, error, log)
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                # Keep what was sent: the runner records it (calls rows, a failure).
+                outcome.failure = INTERRUPTED
+                self._finish(outcome, log)
+                self.interrupted.append(outcome)
+                raise
             self._finish(outcome, log)
         return outcome
+
+    def take_interrupted(self) -> list[Outcome]:
+        """The outcomes of extractions cut short by Ctrl-C since the last call."""
+        taken, self.interrupted = self.interrupted, []
+        return taken
 
     def _failed(self, outcome: Outcome, error: Exception, log: CallLog) -> None:
         if isinstance(error, IncompleteOutputException):

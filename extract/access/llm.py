@@ -361,15 +361,23 @@ class AsyncRetryingTransport(_Attempts, httpx2.AsyncBaseTransport):
         record, clock = self._begin(log, attempt)
         ticket = None
         response = None
+        sent = False
         try:
             if self.gate is not None:
                 ticket = await self.gate.acquire(request)
                 clock = time.perf_counter()  # latency is the server's, not the wait's
+            sent = True
             response = await self.inner.handle_async_request(request)
             await response.aread()
         except (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError,
                 BudgetExceededError) as error:
             self._failed(record, error)
+            raise
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Ctrl-C while the request was out: it left the machine, so it is a row.
+            record.status = "interrupted" if sent else "not_sent"
+            record.error = ("interrupted (Ctrl-C) before the answer arrived" if sent
+                            else "interrupted (Ctrl-C) before it was sent")
             raise
         finally:
             self._end(record, clock, log)

@@ -536,6 +536,10 @@ class Runner:
                     task.cancel()
                 if running:
                     await asyncio.wait(running)
+                # Requests that were out at Ctrl-C: their calls and a failure are stored.
+                for outcome in self.extractor.take_interrupted():
+                    if outcome.paper_id in self._jobs:
+                        self._record(outcome)
 
     async def _settle(self, running: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:
         """Wait for a task to end (or a flush to be due); raise what a task raised."""
