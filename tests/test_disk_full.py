@@ -84,3 +84,20 @@ def test_a_read_only_export_target_is_one_message(tmp_path: Path) -> None:
         assert "cannot write there" in _one_clear_message(done, target / "x")
     finally:
         subprocess.run(["umount", str(target)], check=False)
+
+
+@pytest.mark.parametrize("seed", [1])
+def test_a_corrupted_block_is_one_message(tmp_path: Path, seed: int) -> None:
+    import random
+
+    db = tmp_path / "w.duckdb"
+    assert _papersift(["ingest", str(CORPUS), "--db", str(db)]).returncode == 0
+    data = bytearray(db.read_bytes())
+    rng = random.Random(seed)
+    for block in range(1, len(data) // 262144):  # every data block past the header
+        for _ in range(20):
+            data[block * 262144 + rng.randrange(4096)] = rng.randrange(256)
+    db.write_bytes(bytes(data))
+    done = _papersift(["sql", "SELECT sum(length(text)) FROM papers", "--db", str(db)])
+    message = _one_clear_message(done, db)  # every block is damaged: it cannot pass
+    assert "restore a copy" in message, message

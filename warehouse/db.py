@@ -110,7 +110,7 @@ def storage_failure(error: BaseException, db: str | Path | None = None) -> str:
         return (f"{file}: cannot write there ({detail}). Choose a writable place "
                 "(--db or --out).")
     return (f"{file}: cannot be read or written ({detail}). If the file is damaged, "
-            "restore a copy or pass another --db; papersift never writes a damaged file.")
+            "restore a copy or pass another --db.")
 
 
 def _lock_wait_s() -> float:
@@ -179,7 +179,7 @@ def _open_failure(path: Path, error: duckdb.Error, wait_s: float) -> str:
                 f"{path}.wal ({message}). papersift checkpoints after every batch, so that "
                 f"file holds at most the last batch; move it aside (mv '{path}.wal' "
                 f"'{path}.wal.bad') and rerun to redo that batch.")
-    return f"cannot open {path}: {storage_failure(error, path)}"
+    return f"cannot open {storage_failure(error, path)}"
 
 
 @dataclass(frozen=True)
