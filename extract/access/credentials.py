@@ -44,8 +44,9 @@ def _secret_param(name: str) -> bool:
     return re.sub(r"[-_.\s]", "", name).lower() in SECRET_PARAMS
 
 
-def redact_url(url: str) -> str:
-    """The URL with its userinfo and every credential query value replaced."""
+def redact_url(url: str, *, keep_fragment: bool = False) -> str:
+    """The URL with its userinfo and every credential query value replaced (and its
+    fragment dropped, unless ``keep_fragment``)."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -61,7 +62,8 @@ def redact_url(url: str) -> str:
             secret = _secret_param(unquote_plus(name))
             pieces.append(f"{name}{sep}{PLACEHOLDER}" if secret else piece)
         query = "&".join(pieces)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    fragment = parts.fragment if keep_fragment else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
 
 
 def check_endpoint_url(url: str, source: str = "--base-url") -> str:
@@ -108,7 +110,8 @@ def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
     token and URL credential replaced by a placeholder."""
     text = _HEADER.sub(lambda m: f"{m[1]}{m[2]}{m[3] or ''}{PLACEHOLDER}", text)
     text = _SCHEME_TOKEN.sub(lambda m: f"{m[1]} {PLACEHOLDER}", text)
-    text = _URL.sub(lambda m: redact_url(m[0]) if _has_url_secret(m[0]) else m[0], text)
+    text = _URL.sub(lambda m: redact_url(m[0], keep_fragment=True)
+                    if _has_url_secret(m[0]) else m[0], text)
     known = [secret for secret in secrets if secret]
     for secret in known:
         for form in secret_forms(secret):
@@ -127,8 +130,10 @@ def _hides(token: str, secrets: list[str]) -> bool:
 
 
 def _has_url_secret(url: str) -> bool:
+    """Userinfo or a credential query parameter (a fragment alone is no secret here)."""
     try:
-        check_endpoint_url(url)
-    except CredentialInURLError:
-        return True
-    return False
+        parts = urlsplit(url)
+        names = [name for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
+    except ValueError:
+        return False
+    return "@" in parts.netloc or any(_secret_param(name) for name in names)
