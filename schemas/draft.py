@@ -15,7 +15,7 @@ import copy
 import functools
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from papersift.schemas.paper import ContributionType
 
@@ -66,10 +66,34 @@ class PaperDraft(BaseModel):
     types: list[ContributionType] = Field(description="Kinds of contribution, main one first.",
                                           min_length=1, max_length=3)
 
-    @field_validator("tasks", "methods")
+    # Before the field's own checks, so that min_length counts what is kept: a draft that
+    # passes validation must pass it again when read back from the cache.
+    @field_validator("tasks", "methods", mode="before")
     @classmethod
-    def no_blank_names(cls, values: list[str]) -> list[str]:
-        return [value.strip() for value in values if value.strip()]
+    def no_blank_names(cls, values: Any) -> Any:
+        if not isinstance(values, list):
+            return values
+        return [value.strip() if isinstance(value, str) else value for value in values
+                if not (isinstance(value, str) and not value.strip())]
+
+    @model_validator(mode="after")
+    def valid_unicode(self) -> PaperDraft:
+        """Refuse a lone UTF-16 surrogate anywhere (JSON can spell one, '\\ud800'): it
+        is no text, and no database column can store it."""
+        for text in _strings(self.model_dump()):
+            if any("\ud800" <= ch <= "\udfff" for ch in text):
+                raise ValueError("a string holds a lone UTF-16 surrogate; write plain text")
+        return self
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
 
 
 @functools.cache

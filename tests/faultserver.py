@@ -91,6 +91,44 @@ def ungrounded_answer() -> dict[str, Any]:
     }
 
 
+HOSTILE_DRAFTS = ("minimal", "empty_strings", "maximal", "unicode", "surrogate", "nul",
+                  "duplicates")
+
+
+def hostile_answer(kind: str, abstract: str) -> dict[str, Any]:
+    """A draft that is valid JSON of the schema's shape but hostile: the least it allows,
+    empty strings, every list at its longest with the longest names, unicode tricks, a
+    lone surrogate, NUL characters, repeats. Code must store or refuse each cleanly."""
+    words = abstract.split()
+    if kind == "minimal":
+        return {"tasks": [""], "methods": [], "benchmarks": [], "gains": [], "types": ["method"]}
+    if kind == "empty_strings":
+        return {"tasks": ["", " "], "methods": ["", "\t"], "benchmarks": [{"name": "",
+                "new": False}], "gains": [{"value": "", "metric": ""}], "types": ["method"]}
+    if kind == "maximal":
+        long = ("x" * 119 + " ")[:120]
+        return {"tasks": [first_sentence(abstract), long], "methods": [long, *words[:3]],
+                "benchmarks": [{"name": (word + long)[:120], "new": True} for word in
+                               (words * 8)[:8]],
+                "gains": [{"value": "1" * 40, "metric": long, "vs": long, "on": long}] * 8,
+                "types": ["method", "theory", "benchmark"]}
+    if kind == "unicode":
+        trick = "\u202e\u200b\u0301\ufeff\U0001f600 "
+        return {"tasks": [trick + first_sentence(abstract)], "methods": [trick + words[0]],
+                "benchmarks": [{"name": "\u2028" + words[-1], "new": False}],
+                "gains": [{"value": "\u0661\u0662", "metric": "\u00e9\u0301"}],
+                "types": ["method"]}
+    if kind == "surrogate":
+        return {"tasks": ["\ud800" + words[0]], "methods": ["\udfff"], "benchmarks": [],
+                "gains": [], "types": ["method"]}
+    if kind == "nul":
+        return {"tasks": [first_sentence(abstract) + "\x00"], "methods": ["A\x00B"],
+                "benchmarks": [], "gains": [], "types": ["method"]}
+    return {"tasks": [words[0], words[0]], "methods": [words[1]] * 4,
+            "benchmarks": [{"name": words[2], "new": True}] * 8, "gains": [],
+            "types": ["method", "method"]}
+
+
 def completion_body(content: str, *, finish_reason: str = "stop",
                     tools: bool = False) -> dict[str, Any]:
     """An OpenAI chat-completion body carrying ``content`` (as a tool call when asked)."""
@@ -136,8 +174,10 @@ class FaultConfig:
     hang_s: float = 2.0  # how long a hang lasts; set it above the client's timeout
     latency_s: float = 0.0  # added before every answer (crash trials need a slow server)
     echo_authorization: bool = False  # error bodies repeat the Authorization header
+    echo_headers: bool = False  # error bodies repeat every request header, as JSON
     keep_bodies: bool = False  # keep every request body in the log
     answer: Callable[[str], dict[str, Any]] = valid_answer  # the valid answer for an abstract
+    headers: Callable[[str | None], dict[str, str]] | None = None  # extra headers, any answer
 
 
 class _Server(ThreadingHTTPServer):
@@ -239,10 +279,14 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         """One request: read the body, decide, answer (or misbehave)."""
 
+        _fault: str | None = None
+
         def log_message(self, format: str, *args: Any) -> None:
             return  # keep test output clean
 
         def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+            extra = config.headers(self._fault) if config.headers is not None else {}
+            headers = {**(headers or {}), **extra}
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -271,6 +315,7 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 return
             abstract = _abstract_of(body)
             paper_id, fault = server.choose(abstract)
+            self._fault = fault
             authorization = self.headers.get("Authorization")
             retry_after = None
             if fault == "rate_limit":
@@ -281,13 +326,19 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 server._stopping.wait(config.latency_s)
             self._answer(fault, abstract, body, authorization)
 
+        def _echo(self, authorization: str | None) -> str:
+            echo = ""
+            if config.echo_authorization:
+                echo += f" (request carried Authorization: {authorization})"
+            if config.echo_headers:
+                echo += f" headers: {json.dumps(dict(self.headers.items()))}"
+            return echo
+
         def _answer(self, fault: str | None, abstract: str | None, body: dict[str, Any],
                     authorization: str | None) -> None:
             tools = bool(body.get("tools"))
             if fault in _STATUS:
-                message = f"injected fault: {fault}"
-                if config.echo_authorization:
-                    message += f" (request carried Authorization: {authorization})"
+                message = f"injected fault: {fault}{self._echo(authorization)}"
                 headers = {}
                 if fault == "rate_limit":
                     headers["Retry-After"] = config.retry_after

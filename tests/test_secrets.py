@@ -21,6 +21,9 @@ from tests.faultserver import FaultConfig, FaultServer, running
 
 ENV_KEY = "sk-sentinel-ENV-5c1e0f-never-store-me"
 FILE_KEY = "sk-sentinel-FILE-9a7b3d-never-store-me"
+USERINFO_KEY = "sk-sentinel-USERINFO-44d2c1-never-store-me"
+QUERY_KEY = "sk-sentinel-QUERY-8e0a6b-never-store-me"
+KEYS = (ENV_KEY, FILE_KEY, USERINFO_KEY, QUERY_KEY)
 PAPERSIFT = Path(sys.executable).parent / "papersift"
 
 
@@ -32,13 +35,14 @@ def _server_config(abstracts: list[str]) -> FaultConfig:
             return "unauthorized"  # 401: not retried, the failure text holds the echo
         return {1: "server_error", 2: "rate_limit"}.get(n)  # then a valid answer
 
-    return FaultConfig(rules=[rule], echo_authorization=True, retry_after="0")
+    return FaultConfig(rules=[rule], echo_authorization=True, echo_headers=True,
+                       retry_after="0")
 
 
-def _papersift(args: list[str], env: dict[str, str]) -> str:
+def _papersift(args: list[str], env: dict[str, str], status: int = 0) -> str:
     done = subprocess.run([str(PAPERSIFT), *args], env=env, capture_output=True, text=True,
                           timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == status, done.stderr[-2000:]
     return done.stdout + done.stderr
 
 
@@ -80,6 +84,18 @@ def test_sentinel_keys_land_in_no_artefact(tmp_path: Path) -> None:
             ["run", str(corpus), "--db", str(db), *endpoint, "--no-cache",
              "--api-key-file", str(key_file), "--record", str(work / "file.recording.json")],
             base))
+        # A key in the URL (userinfo, or a query parameter given by flag or environment)
+        # is refused before anything is stored or sent, and the refusal does not show it.
+        host = server.base_url.removeprefix("http://")
+        for url_args, env in (
+            (["--base-url", f"http://user:{USERINFO_KEY}@{host}"], base),
+            (["--base-url", f"{server.base_url}?api-version=1&api-key={QUERY_KEY}"], base),
+            ([], {**base, "OPENAI_BASE_URL": f"{server.base_url}?token={QUERY_KEY}"}),
+        ):
+            refused = _papersift(["run", str(corpus), "--db", str(db), "--model", "echo",
+                                  *url_args], env, status=1)
+            assert "carries a credential" in refused
+            outputs.append(refused)
         sent = {served.authorization for served in server.log}
     # The keys really were in the client's hands, and the server echoed them back.
     assert sent == {f"Bearer {ENV_KEY}", f"Bearer {FILE_KEY}"}
@@ -97,7 +113,7 @@ def test_sentinel_keys_land_in_no_artefact(tmp_path: Path) -> None:
     assert {path.name for path in files} >= {"w.duckdb", "env.recording.json",
                                              "file.recording.json", "papers.csv",
                                              "papers.jsonl", "papers.parquet"}
-    for key in (ENV_KEY, FILE_KEY):
+    for key in KEYS:
         for path in files:
             assert key.encode() not in path.read_bytes(), path
         assert not [cell for cell in cells if key in cell]
@@ -105,3 +121,4 @@ def test_sentinel_keys_land_in_no_artefact(tmp_path: Path) -> None:
     # The echoes were there to redact: the stored error texts say so.
     assert any("Bearer [REDACTED]" in cell for cell in cells)
     assert "http_401" in " ".join(cells)
+    assert any("headers:" in cell and "Bearer [REDACTED]" in cell for cell in cells)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -78,6 +79,8 @@ def migrate(con: duckdb.DuckDBPyConnection, directory: Path = MIGRATIONS_DIR) ->
             con.execute("COMMIT")
         except Exception as error:
             con.execute("ROLLBACK")
+            if isinstance(error, duckdb.IOException | duckdb.FatalException):
+                raise WarehouseError(storage_failure(error)) from None
             raise WarehouseError(f"migration {path.name} failed: {error}") from error
         newly.append(number)
     if newly:
@@ -85,6 +88,31 @@ def migrate(con: duckdb.DuckDBPyConnection, directory: Path = MIGRATIONS_DIR) ->
         # README, "Nothing lost"): checkpoint so the new schema never waits in the WAL.
         con.execute("CHECKPOINT")
     return newly
+
+
+_QUOTED_FILE = re.compile(r'(?:file|File) "([^"]+)"')
+_DISK_FULL = ("No space left on device", "disk is full", "Disk full", "out of disk space")
+
+
+def storage_failure(error: BaseException, db: str | Path | None = None) -> str:
+    """One line for a failed read or write of the warehouse (or an export): which file,
+    what went wrong, and what to do; DuckDB's C++ stack trace is left out."""
+    text = str(error)
+    found = _QUOTED_FILE.search(text)
+    file = found.group(1) if found else (getattr(error, "filename", None) or db or "the file")
+    detail = next((line.strip().strip('"') for line in text.splitlines()
+                   if line.strip() and not line.startswith(("Stack Trace", "/"))), text)
+    detail = detail[:300]
+    if any(marker in text for marker in _DISK_FULL) or getattr(error, "errno", None) == 28:
+        return (f"{file}: the disk is full (No space left on device). Everything stored "
+                "before stays consistent: free some space, or pass --db/--out on another "
+                "disk, and rerun; nothing is asked twice.")
+    if isinstance(error, PermissionError) or "Permission denied" in text or \
+            "Read-only file system" in text:
+        return (f"{file}: cannot write there ({detail}). Choose a writable place "
+                "(--db or --out).")
+    return (f"{file}: cannot be read or written ({detail}). If the file is damaged, "
+            "restore a copy or pass another --db.")
 
 
 def _lock_wait_s() -> float:
@@ -95,6 +123,21 @@ def _lock_wait_s() -> float:
         return DEFAULT_LOCK_WAIT_S
 
 
+def describe_command(argv: list[str]) -> str:
+    """A process's program and subcommand only ('papersift run ...'): its other arguments
+    may carry a URL with a key or a file name nobody asked to see."""
+    words = [Path(argv[0]).name] if argv else []
+    if words and words[0].startswith("python") and len(argv) > 1:
+        words = [Path(argv[1]).name if argv[1] != "-m" else argv[2] if len(argv) > 2 else ""]
+        argv = argv[2 if argv[1] != "-m" else 3:]
+    else:
+        argv = argv[1:]
+    if argv and re.fullmatch(r"[a-z][a-z-]{0,20}", argv[0]):
+        words.append(argv[0])
+    shown = " ".join(words)
+    return shown + (" ..." if len(argv) > (1 if len(words) > 1 else 0) else "")
+
+
 def _holder(error: duckdb.Error) -> str:
     """Who holds the lock, from DuckDB's message: 'another papersift process (PID 12)'."""
     match = _LOCK_HOLDER.search(str(error))
@@ -103,12 +146,12 @@ def _holder(error: duckdb.Error) -> str:
     pid = match.group(2)
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        command = " ".join(part.decode(errors="replace") for part in argv if part)
+        command = describe_command([part.decode(errors="replace") for part in argv if part])
     except OSError:
-        command = match.group(1)
+        command = describe_command([match.group(1)])
     if "papersift" in command:
-        return f"another papersift process (PID {pid}: {command[:120]})"
-    return f"another process (PID {pid}: {command[:120]})"
+        return f"another papersift process (PID {pid}: {command})"
+    return f"another process (PID {pid}: {command})"
 
 
 def _open(path: Path, *, read_only: bool, config: dict[str, object]) -> duckdb.DuckDBPyConnection:
@@ -138,7 +181,42 @@ def _open_failure(path: Path, error: duckdb.Error, wait_s: float) -> str:
                 f"{path}.wal ({message}). papersift checkpoints after every batch, so that "
                 f"file holds at most the last batch; move it aside (mv '{path}.wal' "
                 f"'{path}.wal.bad') and rerun to redo that batch.")
-    return f"cannot open {path}: {message}"
+    return f"cannot open {storage_failure(error, path)}"
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one user query may use: memory, threads, and spill space in a folder of its
+    own (never DuckDB's default ``<db>.tmp``, which it would follow through a symlink)."""
+
+    temp_directory: Path
+    memory_limit: str = "1GB"
+    threads: int = 2
+    max_temp_size: str = "2GB"
+
+
+def connect_bounded(path: str | Path, bounds: Bounds) -> duckdb.DuckDBPyConnection:
+    """The sandboxed read-only connection (see SANDBOX) with memory, threads and spill
+    bounded; the settings are made, then external access is switched off and locked."""
+    path = Path(path)
+    if not path.exists():
+        raise WarehouseError(f"no warehouse at {path}: run `papersift run` first, or pass --db")
+    config: dict[str, object] = {
+        "temp_directory": str(bounds.temp_directory),
+        "memory_limit": bounds.memory_limit,
+        "threads": bounds.threads,
+        "max_temp_directory_size": bounds.max_temp_size,
+        **{key: value for key, value in SANDBOX.items()
+           if key not in ("enable_external_access", "lock_configuration")},
+    }
+    con = _open(path, read_only=True, config=config)
+    try:  # in this order: once external access is off, the temp directory is fixed
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    except duckdb.Error:
+        con.close()
+        raise
+    return con
 
 
 def connect(

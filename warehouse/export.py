@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_VIEW, FieldSpec
-from papersift.warehouse.db import WarehouseError, connect
+from papersift.warehouse.db import WarehouseError, connect, storage_failure
 
 FORMATS = ("csv", "parquet", "jsonl")
 
@@ -80,8 +81,16 @@ class Exported:
 
 
 def _copy(con: duckdb.DuckDBPyConnection, query: str, path: Path, options: str) -> int:
-    literal = str(path).replace("'", "''")
-    con.execute(f"COPY ({query}) TO '{literal}' ({options})")
+    """COPY into a partial file beside ``path``, then rename it over: a full disk or a
+    read-only place leaves no half-written export (the partial file is removed)."""
+    partial = path.with_name(f".{path.name}.partial")
+    literal = str(partial).replace("'", "''")
+    try:
+        con.execute(f"COPY ({query}) TO '{literal}' ({options})")
+        os.replace(partial, path)
+    except (duckdb.Error, OSError) as error:
+        partial.unlink(missing_ok=True)
+        raise WarehouseError(storage_failure(error, path)) from None
     count = con.execute(f"SELECT count(*) FROM ({query})").fetchone()
     return int(count[0]) if count else 0
 
@@ -91,7 +100,10 @@ def export(db_path: str | Path, out_dir: str | Path, fmt: str) -> list[Exported]
     if fmt not in FORMATS:
         raise WarehouseError(f"unknown export format {fmt!r}; choose one of {FORMATS}")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise WarehouseError(storage_failure(error, out)) from None
     con = connect(db_path, read_only=True)
     written: list[Exported] = []
     try:

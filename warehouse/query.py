@@ -5,7 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
+import shutil
+import signal
+import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -14,7 +20,7 @@ from typing import Any
 
 import duckdb
 
-from papersift.warehouse.db import WarehouseError, connect
+from papersift.warehouse.db import Bounds, WarehouseError, connect_bounded
 
 QUERIES_DIR = Path(__file__).parent / "queries"
 
@@ -35,7 +41,20 @@ class QueryResult:
         return buffer.getvalue()
 
     def to_json(self) -> str:
-        return json.dumps(self.as_dicts(), default=_json_default, ensure_ascii=False, indent=2)
+        """Standard JSON: NaN and infinities (which JSON has no spelling for) become null."""
+        rows = [{key: _finite(value) for key, value in row.items()} for row in self.as_dicts()]
+        return json.dumps(rows, default=_json_default, ensure_ascii=False, indent=2,
+                          allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    return value
 
 
 def _plain(value: Any) -> Any:
@@ -57,6 +76,19 @@ def _json_default(value: Any) -> Any:
 ALLOWED_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 
 
+def _pivot_enum(statements: list[Any], index: int) -> bool:
+    """Whether the CREATE at ``index`` is the one DuckDB itself adds for a PIVOT whose
+    columns come from the data (a temporary enum of the values; the user wrote no text
+    for it), followed by the PIVOT's own SELECT. A CREATE the user wrote has its text."""
+    if statements[index].query:
+        return False
+    for later in statements[index + 1:]:
+        if later.type.name == "CREATE" and not later.query:
+            continue  # one enum per pivoted column
+        return bool(later.type.name == "SELECT" and not later.query)
+    return False
+
+
 def check_read_only(sql: str) -> None:
     """Refuse anything but queries, naming the statement: DDL, DML, ATTACH, COPY, INSTALL,
     LOAD, SET, EXPORT... (the sandboxed connection would refuse most of them too)."""
@@ -64,8 +96,10 @@ def check_read_only(sql: str) -> None:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as error:
         raise WarehouseError(f"query failed: {error}") from error
-    for statement in statements:
+    for index, statement in enumerate(statements):
         kind = statement.type.name
+        if kind == "CREATE" and _pivot_enum(statements, index):
+            continue
         if kind not in ALLOWED_STATEMENTS:
             raise WarehouseError(
                 f"papersift sql is read-only: a {kind} statement is refused; only queries "
@@ -73,20 +107,80 @@ def check_read_only(sql: str) -> None:
             )
 
 
-def run_sql(db_path: str | Path, sql: str, params: list[Any] | None = None) -> QueryResult:
+DEFAULT_TIMEOUT_S = 60.0
+_POLL_S = 0.1  # how often the waiting thread looks up (Ctrl-C is seen within this)
+
+
+def run_sql(db_path: str | Path, sql: str, params: list[Any] | None = None, *,
+            timeout_s: float | None = DEFAULT_TIMEOUT_S, memory_limit: str = "1GB",
+            threads: int = 2) -> QueryResult:
     """Run queries on a sandboxed read-only connection: only SELECT-like statements, no
-    file but the warehouse, no extensions, no settings changes; the file never changes."""
+    file but the warehouse, no extensions, no settings changes; the file never changes.
+
+    Bounded: the query is interrupted after ``timeout_s`` (None: never) or at Ctrl-C,
+    holds at most ``memory_limit`` and ``threads``, and spills only into a temporary folder
+    made for it and removed afterwards."""
     check_read_only(sql)
-    con = connect(db_path, read_only=True, sandbox=True)
+    spill = Path(tempfile.mkdtemp(prefix="papersift-sql-"))
     try:
-        cursor = con.execute(sql, params or [])
-        columns = [d[0] for d in cursor.description] if cursor.description else []
-        rows = cursor.fetchall() if columns else []
-    except duckdb.Error as error:
-        raise WarehouseError(f"query failed: {error}") from error
+        con = connect_bounded(db_path, Bounds(spill, memory_limit=memory_limit,
+                                              threads=threads))
+        try:
+            return _bounded(con, sql, params or [], timeout_s)
+        finally:
+            con.close()
     finally:
-        con.close()
-    return QueryResult(columns, rows)
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _bounded(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any],
+             timeout_s: float | None) -> QueryResult:
+    """Run the query in a worker thread; this thread waits, and interrupts the
+    connection at the deadline or at Ctrl-C (DuckDB holds the GIL-free C call otherwise)."""
+    done: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            cursor = con.execute(sql, params)
+            columns = [d[0] for d in cursor.description] if cursor.description else []
+            done["result"] = QueryResult(columns, cursor.fetchall() if columns else [])
+        except BaseException as error:
+            done["error"] = error
+
+    worker = threading.Thread(target=work, name="papersift-sql", daemon=True)
+    stopped: list[str] = []
+
+    def on_sigint(_signum: int, _frame: object) -> None:
+        # Interrupt the query and let this thread wind down in order: a KeyboardInterrupt
+        # raised into the middle of DuckDB's teardown aborts the process instead.
+        if not stopped:
+            stopped.append("query interrupted (Ctrl-C); nothing was changed")
+        con.interrupt()
+
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
+    started = time.monotonic()
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(_POLL_S)
+            if timeout_s is not None and time.monotonic() - started > timeout_s \
+                    and worker.is_alive() and not stopped:
+                stopped.append(f"query stopped after {timeout_s:g} s (--timeout); narrow "
+                               "it, or pass a larger --timeout")
+                con.interrupt()
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+    if stopped:
+        raise WarehouseError(stopped[0])
+    error = done.get("error")
+    if isinstance(error, duckdb.Error):
+        raise WarehouseError(f"query failed: {error}") from error
+    if error is not None:
+        raise error
+    result: QueryResult = done["result"]
+    return result
 
 
 @dataclass(frozen=True)

@@ -312,6 +312,19 @@ def _custom_items(con: duckdb.DuckDBPyConnection) -> dict[str, list[Item]]:
     return items
 
 
+# A paper without an extraction shows at most this much of its text: a too_long input (a
+# whole book in one cell) must not make the page as large as the input.
+SHOWN_TEXT_CHARS = 4_000
+
+
+def shown_text(text: str) -> str:
+    """The text a card shows for a paper with no extraction (no offsets index it)."""
+    if len(text) <= SHOWN_TEXT_CHARS:
+        return text
+    return (text[:SHOWN_TEXT_CHARS] + f" … [{len(text) - SHOWN_TEXT_CHARS:,} more characters "
+            "not shown; the full text is in the papers table]")
+
+
 def load_cards(con: duckdb.DuckDBPyConnection) -> list[PaperCard]:
     """Every paper, in order of first occurrence, with its latest extraction's items."""
     papers = _rows(con, """
@@ -351,7 +364,7 @@ def load_cards(con: duckdb.DuckDBPyConnection) -> list[PaperCard]:
             lenient=bool(row["lenient"]), asks=row["asks"])
         cards.append(PaperCard(
             paper_id=row["paper_id"],
-            text=row["text"],
+            text=row["text"] if extraction else shown_text(row["text"]),
             sources=tuple(sources[row["paper_id"]]),
             extraction=extraction,
             contribution_types=tuple(types.get(extraction_id or "", ())),

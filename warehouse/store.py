@@ -72,9 +72,9 @@ class RunCounts:
 class Warehouse:
     """A read-write handle on one warehouse file. Only one process should hold it."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
-        self.con = connect(self.path)
+        self.con = connect(self.path, read_only=read_only)  # read-only: no migration
         self._columns: dict[str, list[str]] = {}
         self._arrow_schemas: dict[str, pa.Schema] = {}
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from papersift.errors import PapersiftError
+from papersift.extract.access.credentials import CredentialInURLError, check_endpoint_url
 from papersift.extract.access.llm import MODES, Endpoint
 
 PROVIDERS = ("local", "openai", "compatible")
@@ -101,6 +102,11 @@ def remote_endpoint(options: EndpointOptions, provider: str, api_key: str | None
         if not options.model:
             raise EndpointError("the compatible provider needs --model (the server's model name)")
         model = options.model
+    source = "--base-url" if options.base_url else "OPENAI_BASE_URL"
+    try:  # the one place a URL becomes an endpoint: a credential in it stops here
+        base_url = check_endpoint_url(base_url, source)
+    except CredentialInURLError as error:
+        raise EndpointError(str(error)) from None
     mode = _mode(options, provider)
     if options.lean:
         if options.mode not in (None, "json_schema"):

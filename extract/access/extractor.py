@@ -7,6 +7,7 @@ is not valid JSON of the draft schema, which the grammar makes rare on llama.cpp
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -67,6 +68,11 @@ class Outcome:
         return self.draft is not None or self.extraction is not None
 
 
+INTERRUPTED = Failure("request", "interrupted",
+                      "interrupted (Ctrl-C) while its request was in flight; rerun to "
+                      "extract it")
+
+
 def request_schema(endpoint: Endpoint, text: str,
                    fields: FieldSet = DEFAULT_FIELDS) -> dict[str, Any] | None:
     """The grammar sent with this abstract's request (None when the endpoint gets none)."""
@@ -121,6 +127,7 @@ class Extractor:
         self._policy = policy
         self._async_client: instructor.AsyncInstructor | None = None
         self._secrets = (endpoint.api_key,) if endpoint.api_key else ()
+        self.interrupted: list[Outcome] = []
 
     def close(self) -> None:
         self.raw_client.close()
@@ -204,8 +211,19 @@ class Extractor:
             except (IncompleteOutputException, InstructorRetryException,
                     openai.APIError) as error:
                 self._failed(outcome, error, log)
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                # Keep what was sent: the runner records it (calls rows, a failure).
+                outcome.failure = INTERRUPTED
+                self._finish(outcome, log)
+                self.interrupted.append(outcome)
+                raise
             self._finish(outcome, log)
         return outcome
+
+    def take_interrupted(self) -> list[Outcome]:
+        """The outcomes of extractions cut short by Ctrl-C since the last call."""
+        taken, self.interrupted = self.interrupted, []
+        return taken
 
     def _failed(self, outcome: Outcome, error: Exception, log: CallLog) -> None:
         if isinstance(error, IncompleteOutputException):
@@ -248,7 +266,20 @@ class Extractor:
             log.redact(f"after {error.n_attempts} attempt(s): {detail}")[:4000],
         )
 
+    def _revalidate(self, outcome: Outcome, log: CallLog) -> None:
+        """What is stored must validate again: a draft whose stored form fails the
+        schema (a validator that changed it into something it refuses) is a failure."""
+        if outcome.draft is None:
+            return
+        try:
+            PaperDraft.model_validate(outcome.draft.model_dump(mode="json", exclude_none=True))
+        except ValidationError as error:
+            outcome.draft = None
+            outcome.failure = Failure("validation", "schema_violation", log.redact(
+                f"the answer validates once but not as stored: {error}")[:4000])
+
     def _finish(self, outcome: Outcome, log: CallLog) -> None:
+        self._revalidate(outcome, log)
         outcome.calls = list(log.records)
         outcome.asks = log.asks
         outcome.prompt_tokens = log.prompt_tokens
@@ -288,7 +319,9 @@ def _request_failure(error: openai.APIError, log: CallLog) -> Failure:
         return Failure("budget", "max_cost", f"not sent: {error.__cause__}")
     reason = failure_reason(error)
     attempts = sum(1 for r in log.records if r.ask == log.asks) or 1
-    return Failure("request", reason, log.redact(f"after {attempts} attempt(s): {error}")[:4000])
+    note = f"{log.note}; " if log.note else ""
+    return Failure("request", reason,
+                   log.redact(f"{note}after {attempts} attempt(s): {error}")[:4000])
 
 
 def instructor_version() -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import math
 import re
 import time
 from collections.abc import Callable
@@ -35,6 +36,8 @@ RATE_SAFETY = 0.95
 INITIAL_TOKENS_PER_BYTE = 0.25
 # Without max_tokens OpenAI counts this many completion tokens against the limit.
 DEFAULT_MAX_TOKENS = 4096
+# An announced requests- or tokens-per-minute limit below this is ignored, not obeyed.
+MIN_ANNOUNCED_LIMIT = 1.0
 _DURATION = re.compile(r"(?P<value>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -128,6 +131,7 @@ class GateStats:
     refused_by_budget: int = 0
     learned_rpm: float | None = None
     learned_tpm: float | None = None
+    refused_pauses: int = 0  # 429s asking a wait beyond max_pause_s (not honoured)
 
 
 @dataclass
@@ -145,6 +149,8 @@ class RequestGate:
     pricing: Pricing | None = None
     clock: Callable[[], float] = time.monotonic
     tokens_per_byte: float = INITIAL_TOKENS_PER_BYTE
+    # The longest a 429's Retry-After may pause every request (the retry policy's cap).
+    max_pause_s: float = 120.0
     spent_usd: float = 0.0
     reserved_usd: float = 0.0
     stats: GateStats = field(default_factory=GateStats)
@@ -197,7 +203,12 @@ class RequestGate:
         """Wait until the request may leave, then charge it; raises BudgetExceededError."""
         ticket = self.estimate(request)
         self._reserve(ticket)
-        while (wait := self._wait_s(ticket)) > 0:
+        waited = 0.0
+        # Every wait is bounded: past max_pause_s the request leaves anyway (the server's
+        # own answer, and the retry budget, decide what happens next).
+        while (wait := self._wait_s(ticket)) > 0 and waited < self.max_pause_s:
+            wait = min(wait, self.max_pause_s - waited)
+            waited += wait
             self.stats.waited_s += wait
             await asyncio.sleep(wait)
         if self._requests is not None:
@@ -233,8 +244,8 @@ class RequestGate:
         for kind in ("requests", "tokens"):
             limit = _number(headers.get(f"x-ratelimit-limit-{kind}"))
             configured = self.rpm if kind == "requests" else self.tpm
-            if not limit or configured is not None:
-                continue
+            if limit is None or limit < MIN_ANNOUNCED_LIMIT or configured is not None:
+                continue  # no limit, or one too small to be meant (it would stall the run)
             bucket = self._requests if kind == "requests" else self._tokens
             if bucket is None:
                 bucket = TokenBucket(limit * RATE_SAFETY, clock=self.clock)
@@ -252,16 +263,24 @@ class RequestGate:
         if response.status_code == 429:
             self.stats.paused_by_429 += 1
             wait = retry_after_seconds(headers)
-            self._paused_until = max(self._paused_until, self.clock() + (wait or 1.0))
+            wait = 1.0 if wait is None else wait
+            if wait > self.max_pause_s:
+                # The request that got it fails at once (see llm's retry rule); holding
+                # every other request for longer than the retry budget helps nobody.
+                self.stats.refused_pauses += 1
+                return
+            self._paused_until = max(self._paused_until, self.clock() + wait)
 
 
 def _number(value: str | None) -> float | None:
+    """A header's finite number, or None ('nan', 'inf', '1e999' and words are no number)."""
     if value is None:
         return None
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
         return None
+    return number if math.isfinite(number) else None
 
 
 def retry_after_seconds(headers: httpx2.Headers) -> float | None:

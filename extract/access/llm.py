@@ -27,10 +27,9 @@ from tenacity import (
     RetryCallState,
     Retrying,
     retry_if_exception_type,
-    stop_after_attempt,
-    stop_after_delay,
 )
 
+from papersift.extract.access.credentials import check_endpoint_url, scrub
 from papersift.extract.access.limits import (
     BudgetExceededError,
     RequestGate,
@@ -90,6 +89,7 @@ class CallLog:
     secrets: tuple[str, ...] = ()
     records: list[CallRecord] = field(default_factory=list)
     ask: int = 0
+    note: str | None = None  # why retries stopped early, for the failure's detail
 
     def redact(self, text: str) -> str:
         return redact(text, self.secrets)
@@ -132,11 +132,9 @@ def call_log(secrets: tuple[str, ...] = ()) -> Iterator[CallLog]:
 
 
 def redact(text: str, secrets: tuple[str, ...]) -> str:
-    """Replace every secret (and a bearer token) in text with a placeholder."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[REDACTED]")
-    return text
+    """Replace every secret, credential header, bearer/basic token and URL credential in
+    text with a placeholder (see extract.access.credentials)."""
+    return scrub(text, secrets)
 
 
 def _short(text: str, limit: int = 2000) -> str:
@@ -161,13 +159,45 @@ class _WaitRetryAfterOrBackoff:
         return min(grown + random.uniform(0.0, policy.jitter_s), policy.max_wait_s)
 
     def __call__(self, state: RetryCallState) -> float:
-        outcome = state.outcome
-        error = outcome.exception() if outcome is not None else None
-        if isinstance(error, RetryableStatusError):
-            asked = _retry_after_seconds(error.response)
-            if asked is not None:
-                return min(asked, self.policy.max_retry_after_s)
-        return self.backoff(state)
+        asked = asked_wait(state)
+        wait = self.backoff(state) if asked is None else min(asked, self.policy.max_retry_after_s)
+        left = self.policy.max_elapsed_s - (state.seconds_since_start or 0.0)
+        return max(0.0, min(wait, left))  # no wait outlasts the retry budget
+
+
+def asked_wait(state: RetryCallState) -> float | None:
+    """The Retry-After of the answer that ended this attempt, if it asked one."""
+    outcome = state.outcome
+    error = outcome.exception() if outcome is not None else None
+    if isinstance(error, RetryableStatusError):
+        return _retry_after_seconds(error.response)
+    return None
+
+
+class _StopWithinBudget:
+    """Stop after max_attempts or max_elapsed_s, and at once when the server asks a wait
+    the budget cannot pay (over max_retry_after_s, or past max_elapsed_s): the paper then
+    fails with the server's status, and the call log says how long it asked."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self.policy = policy
+
+    def __call__(self, state: RetryCallState) -> bool:
+        policy = self.policy
+        elapsed = state.seconds_since_start or 0.0
+        if state.attempt_number >= policy.max_attempts or elapsed >= policy.max_elapsed_s:
+            return True
+        asked = asked_wait(state)
+        if asked is None:
+            return False
+        if asked > policy.max_retry_after_s or elapsed + asked > policy.max_elapsed_s:
+            log = _current_log.get()
+            if log is not None:
+                log.note = (f"the server asked to wait {asked:,.0f} s (Retry-After), beyond "
+                            f"the retry budget ({policy.max_retry_after_s:g} s per wait, "
+                            f"{policy.max_elapsed_s:g} s in all); rerun later")
+            return True
+        return False
 
 
 _RETRIED_ERRORS = (RetryableStatusError, httpx2.TimeoutException, httpx2.NetworkError,
@@ -182,8 +212,7 @@ class _Attempts:
 
     def _retry_rule(self) -> dict[str, Any]:
         return {
-            "stop": stop_after_attempt(self.policy.max_attempts)
-            | stop_after_delay(self.policy.max_elapsed_s),
+            "stop": _StopWithinBudget(self.policy),
             "wait": _WaitRetryAfterOrBackoff(self.policy),
             "retry": retry_if_exception_type(_RETRIED_ERRORS),
             "reraise": True,
@@ -220,7 +249,7 @@ class _Attempts:
         record.http_status = response.status_code
         if response.status_code >= 400:
             record.status = "http_error"
-            record.error = (log.redact if log else str)(_short(response.text, 500))
+            record.error = (log.redact if log else scrub)(_short(response.text, 500))
         else:
             record.prompt_tokens, record.completion_tokens, record.finish_reason = usage_of(
                 response
@@ -332,15 +361,23 @@ class AsyncRetryingTransport(_Attempts, httpx2.AsyncBaseTransport):
         record, clock = self._begin(log, attempt)
         ticket = None
         response = None
+        sent = False
         try:
             if self.gate is not None:
                 ticket = await self.gate.acquire(request)
                 clock = time.perf_counter()  # latency is the server's, not the wait's
+            sent = True
             response = await self.inner.handle_async_request(request)
             await response.aread()
         except (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError,
                 BudgetExceededError) as error:
             self._failed(record, error)
+            raise
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Ctrl-C while the request was out: it left the machine, so it is a row.
+            record.status = "interrupted" if sent else "not_sent"
+            record.error = ("interrupted (Ctrl-C) before the answer arrived" if sent
+                            else "interrupted (Ctrl-C) before it was sent")
             raise
         finally:
             self._end(record, clock, log)
@@ -423,6 +460,7 @@ def _sdk_options(endpoint: Endpoint) -> dict[str, Any]:
     owns them), the endpoint's timeout. Checks the mode first."""
     if endpoint.mode not in MODES:
         raise ValueError(f"unknown mode {endpoint.mode!r}; choose one of {sorted(MODES)}")
+    check_endpoint_url(endpoint.base_url, "the endpoint URL")  # no client for a URL with a key
     return {"base_url": endpoint.base_url, "api_key": endpoint.api_key or "not-needed",
             "max_retries": 0, "timeout": endpoint.timeout_s}
 

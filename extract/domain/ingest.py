@@ -25,6 +25,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from papersift.extract.domain.records import optional_text, optional_year, storable, text_problem
+
 DEFAULT_MAX_CHARS = 12_000
 DEFAULT_CHUNK_PAPERS = 2_000
 BLOCK_BYTES = 1 << 20  # bytes read from a text file at a time
@@ -163,6 +165,11 @@ class _Chunker:
         self.problems.append(IngestProblem(file, position, line, reason, message, paper_id))
 
     def add(self, text: str, place: Occurrence, where: str) -> None:
+        refused = text_problem(text)
+        if refused is not None:
+            self.problem(place.file, "bad_text", f"{where}: the abstract {refused}",
+                         position=place.position, line=place.line)
+            return
         paper_id = paper_id_for(text)
         if paper_id in self.places:
             self.places[paper_id].append(place)
@@ -204,24 +211,49 @@ def _is_supported(path: Path) -> bool:
     return path.suffix.lower() in SUPPORTED_SUFFIXES
 
 
-def _walk_folder(folder: Path) -> list[Path]:
-    """Supported files under a folder, recursively, hidden entries skipped, sorted by path."""
+def _walk_folder(folder: Path, chunker: _Chunker) -> list[Path]:
+    """Supported files under a folder, recursively, hidden entries skipped, sorted by path;
+    a subfolder that cannot be listed is reported, not skipped in silence."""
     found: list[Path] = []
-    for root, dirs, names in os.walk(folder):
+
+    def unreadable(error: OSError) -> None:
+        where = storable(str(error.filename or folder))
+        chunker.problem(where, "unreadable",
+                        f"{where}: folder cannot be read ({error.strerror or error}); its "
+                        "files were skipped")
+
+    for root, dirs, names in os.walk(folder, onerror=unreadable):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in names:
             candidate = Path(root) / name
-            if not name.startswith(".") and _is_supported(candidate) and candidate.is_file():
+            if not name.startswith(".") and _is_supported(candidate) and _is_file(candidate):
                 found.append(candidate)
     return sorted(found)
 
 
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return True  # reading it will say what is wrong
+
+
 def _expand(raw: str | Path, chunker: _Chunker) -> list[Path]:
     """Turn one argument (file, folder or glob pattern) into the files to read."""
+    try:
+        return _expand_checked(raw, chunker)
+    except OSError as error:  # a path below a folder we may not enter
+        shown = storable(str(raw))
+        chunker.problem(shown, "unreadable",
+                        f"{shown}: cannot be read ({error.strerror or error})")
+        return []
+
+
+def _expand_checked(raw: str | Path, chunker: _Chunker) -> list[Path]:
     path = Path(raw)
-    shown = str(raw)
+    shown = storable(str(raw))
     if path.is_dir():
-        files = _walk_folder(path)
+        files = _walk_folder(path, chunker)
         if not files:
             chunker.problem(
                 shown,
@@ -244,8 +276,8 @@ def _expand(raw: str | Path, chunker: _Chunker) -> list[Path]:
         for match in sorted(glob.glob(raw, recursive=True)):
             candidate = Path(match)
             if candidate.is_dir():
-                files.extend(_walk_folder(candidate))
-            elif candidate.is_file() and _is_supported(candidate):
+                files.extend(_walk_folder(candidate, chunker))
+            elif _is_file(candidate) and _is_supported(candidate):
                 files.append(candidate)
         if not files:
             chunker.problem(
@@ -524,6 +556,7 @@ class _Row:
     position: int
     line: int
     values: Mapping[str, Any]
+    suspect: str | None = None  # why the row may not be what the file meant (reported)
 
 
 @dataclass(frozen=True)
@@ -539,6 +572,24 @@ def _lower_keys(values: Mapping[str, Any]) -> dict[str, Any]:
     return {str(key).strip().lower(): value for key, value in values.items()}
 
 
+class _DuplicateKeyError(ValueError):
+    """A JSON object names the same key twice (which one was meant is unknowable)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """object_pairs_hook for json.loads: refuse an object with a repeated key (compared as
+    ingest compares columns: trimmed, any case)."""
+    seen: dict[str, str] = {}
+    for key, _ in pairs:
+        folded = key.strip().lower()
+        if folded in seen:
+            raise _DuplicateKeyError(
+                f"duplicate JSON key {storable(key)!r} (also {storable(seen[folded])!r}): "
+                "which value is meant cannot be known; keep one")
+        seen[folded] = key
+    return dict(pairs)
+
+
 def _jsonl_rows(lines: Iterable[tuple[int, str]]) -> Iterator[_Row | _BadRow]:
     position = 0
     for number, chunk in lines:
@@ -546,10 +597,17 @@ def _jsonl_rows(lines: Iterable[tuple[int, str]]) -> Iterator[_Row | _BadRow]:
             continue
         position += 1
         try:
-            value = json.loads(chunk)
+            value = json.loads(chunk, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as error:
             detail = f"invalid JSON ({error.msg}, column {error.colno})"
             yield _BadRow(position, number, detail)
+            continue
+        except _DuplicateKeyError as error:
+            yield _BadRow(position, number, str(error))
+            continue
+        except (ValueError, RecursionError) as error:  # a 5,000-digit number, deep nesting
+            yield _BadRow(position, number, f"invalid JSON ({type(error).__name__}: "
+                                            f"{str(error)[:120]})")
             continue
         if not isinstance(value, dict):
             yield _BadRow(
@@ -557,6 +615,35 @@ def _jsonl_rows(lines: Iterable[tuple[int, str]]) -> Iterator[_Row | _BadRow]:
             )
             continue
         yield _Row(position, number, _lower_keys(value))
+
+
+# A row is suspicious when it spans lines and either holds a quote character (a stray quote
+# swallows the rows after it, their quotes included) or is this many times longer than the
+# median of the rows before it (at least OUTLIER_MIN_ROWS of them).
+OUTLIER_FACTOR = 20
+OUTLIER_MIN_ROWS = 5
+
+
+def _suspect_record(record: list[str], header: list[str], first: int, last: int,
+                    lengths: list[int]) -> str | None:
+    """Why a CSV record may be rows merged by a stray quote, or None."""
+    reasons = []
+    if len(record) > len(header):
+        reasons.append(f"{len(record)} fields where the header has {len(header)} (the extra "
+                       "ones are ignored)")
+    if last > first:
+        joined = "\n".join(record)
+        size = max((len(cell) for cell in record), default=0)
+        earlier = sorted(lengths[-200:])
+        median = earlier[len(earlier) // 2] if len(earlier) >= OUTLIER_MIN_ROWS else 0
+        if '"' in joined:
+            reasons.append(f"a field spans lines {first}-{last} and holds a quote character")
+        elif median and size > OUTLIER_FACTOR * median:
+            reasons.append(f"a field spans lines {first}-{last} and is {size:,} characters, "
+                           f"{size // median}x the median of the rows before it")
+    if not reasons:
+        return None
+    return ("; ".join(reasons) + f": a stray quote may have merged rows; check line {first}")
 
 
 def _csv_header_and_rows(
@@ -574,6 +661,7 @@ def _csv_header_and_rows(
     def rows() -> Iterator[_Row | _BadRow]:
         nonlocal next_line
         position = 0
+        lengths: list[int] = []  # abstract lengths of the rows so far, to spot outliers
         while True:
             start = next_line
             try:
@@ -587,7 +675,10 @@ def _csv_header_and_rows(
             if not any(cell.strip() for cell in record):
                 continue
             position += 1
-            yield _Row(position, start, dict(zip(header, record, strict=False)))
+            values = dict(zip(header, record, strict=False))
+            suspect = _suspect_record(record, header, start, reader.line_num, lengths)
+            lengths.append(len(str(values.get("abstract") or "")))
+            yield _Row(position, start, values, suspect)
 
     return header, rows()
 
@@ -618,8 +709,14 @@ def _parquet_columns_and_rows(path: Path) -> tuple[list[str], Iterator[_Row | _B
                 return
             except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
                 raise _ParquetReadError(index, error) from error
-            columns = {wanted[original]: batch.column(original).to_pylist()
-                       for original in wanted}
+            try:
+                columns = {wanted[original]: batch.column(original).to_pylist()
+                           for original in wanted}
+            except Exception:  # one value pyarrow cannot turn into Python: find it
+                for offset in range(batch.num_rows):
+                    index += 1
+                    yield _parquet_row(batch.slice(offset, 1), wanted, index)
+                continue
             for offset in range(batch.num_rows):
                 index += 1
                 yield _Row(index, index, {name: column[offset]
@@ -631,25 +728,16 @@ def _parquet_columns_and_rows(path: Path) -> tuple[list[str], Iterator[_Row | _B
 _TABLE_COLUMNS = ("abstract", "id", "title", "venue", "year")
 
 
-def _optional_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    text = str(value).strip()
-    return text or None
-
-
-def _optional_year(value: Any) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
+def _parquet_row(row: Any, wanted: Mapping[str, str], index: int) -> _Row | _BadRow:
+    """One Parquet row (a one-row record batch), or why it cannot be read."""
+    values = {}
+    for original, name in wanted.items():
+        try:
+            values[name] = row.column(original).to_pylist()[0]
+        except Exception as error:
+            return _BadRow(index, index, f"column {storable(original)!r} cannot be read "
+                                         f"({type(error).__name__}: {str(error)[:120]})")
+    return _Row(index, index, values)
 
 
 def _read_table(
@@ -670,6 +758,15 @@ def _read_table(
             "missing_column",
             f"{shown}: no 'abstract' column (columns: {', '.join(columns) or 'none'})",
         )
+        return
+    twice = sorted({name for name in columns or () if name in _TABLE_COLUMNS
+                    and list(columns or ()).count(name) > 1})
+    if twice:
+        chunker.problem(
+            shown, "duplicate_column",
+            f"{shown}: the column(s) {', '.join(twice)} appear more than once (columns "
+            f"{', '.join(storable(c) for c in columns or ())}): which one is meant cannot be "
+            "known; rename or drop the extra one")
         return
     seen_rows = 0
     has_abstract_key = columns is not None
@@ -702,6 +799,17 @@ def _read_table(
 
 
 def _take_row(shown: str, row: _Row | _BadRow, chunker: _Chunker) -> None:
+    """One row into the chunker; whatever goes wrong with it is a problem of that row."""
+    try:
+        _take_row_checked(shown, row, chunker)
+    except Exception as error:  # a last line: one record never stops the file
+        chunker.problem(shown, "bad_row",
+                        f"{shown}, row {row.position} (line {row.line}): cannot be read "
+                        f"({type(error).__name__}: {storable(str(error))[:200]})",
+                        position=row.position, line=row.line)
+
+
+def _take_row_checked(shown: str, row: _Row | _BadRow, chunker: _Chunker) -> None:
     if isinstance(row, _BadRow):
         chunker.problem(
             shown,
@@ -725,24 +833,39 @@ def _take_row(shown: str, row: _Row | _BadRow, chunker: _Chunker) -> None:
             line=row.line,
         )
         return
+    fields: dict[str, Any] = {}
+    dropped: list[str] = []
+    for name in ("venue", "id", "title"):
+        fields[name], why = optional_text(name, row.values.get(name))
+        dropped += [why] if why else []
+    fields["year"], why = optional_year(row.values.get("year"))
+    dropped += [why] if why else []
     place = Occurrence(
         file=shown,
         position=row.position,
         line=row.line,
         collection=None,
-        venue=_optional_text(row.values.get("venue")),
-        year=_optional_year(row.values.get("year")),
-        source_id=_optional_text(row.values.get("id")),
-        title=_optional_text(row.values.get("title")),
+        venue=fields["venue"],
+        year=fields["year"],
+        source_id=fields["id"],
+        title=fields["title"],
     )
+    before = len(chunker.problems)
+    if row.suspect:
+        chunker.problem(shown, "suspect_row", f"{where}: {row.suspect}",
+                        position=row.position, line=row.line)
+        before += 1
     chunker.add(abstract, place, where)
+    if dropped and len(chunker.problems) == before:  # the abstract itself was taken
+        chunker.problem(shown, "bad_field", f"{where}: " + "; ".join(dropped),
+                        position=row.position, line=row.line)
 
 
 # --------------------------------------------------------------------------- files
 
 
 def _read_parquet(path: Path, chunker: _Chunker) -> Iterator[None]:
-    shown = str(path)
+    shown = storable(str(path))
     try:
         names, rows = _parquet_columns_and_rows(path)
     except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
@@ -762,7 +885,7 @@ def _read_file(path: Path, chunker: _Chunker, block_bytes: int) -> Iterator[None
     if path.suffix.lower() == ".parquet":
         yield from _read_parquet(path, chunker)
         return
-    shown = str(path)
+    shown = storable(str(path))
     try:
         head, blocks = _blocks_of(path, block_bytes)
         codec = _codec_for(head)
@@ -782,6 +905,21 @@ def _read_file(path: Path, chunker: _Chunker, block_bytes: int) -> Iterator[None
     except (OSError, UnicodeDecodeError) as error:  # changed or vanished since the check
         reason = error.strerror if isinstance(error, OSError) else "it changed while read"
         chunker.problem(shown, "unreadable", f"{shown}: cannot be read ({reason})")
+
+
+def _read_file_guarded(path: Path, chunker: _Chunker, block_bytes: int) -> Iterator[None]:
+    """_read_file, with any error it did not foresee turned into a problem of that file
+    (what was read before it stays read)."""
+    shown = storable(str(path))
+    taken = 0
+    try:
+        for _ in _read_file(path, chunker, block_bytes):
+            taken += 1
+            yield
+    except Exception as error:
+        chunker.problem(shown, "unreadable",
+                        f"{shown}: reading stopped after {taken:,} record(s): "
+                        f"{type(error).__name__}: {storable(str(error))[:200]}")
 
 
 def _parse_text_file(
@@ -832,7 +970,7 @@ def ingest_stream(
             if key in opened:
                 continue
             opened.add(key)
-            for _ in itertools.chain(_read_file(path, chunker, block_bytes), [None]):
+            for _ in itertools.chain(_read_file_guarded(path, chunker, block_bytes), [None]):
                 if chunker.size() >= chunk_papers:
                     yield chunker.take()
     if chunker.size() or chunker.files:

@@ -179,7 +179,7 @@ def request_gate(settings: RunSettings, endpoint: Endpoint) -> RequestGate:
             f"--max-cost needs the price of {endpoint.model!r}, which the price table lacks: "
             "pass --price IN OUT (US$ per million prompt and completion tokens)")
     return RequestGate(rpm=settings.rpm, tpm=settings.tpm, budget_usd=settings.max_cost,
-                       pricing=pricing)
+                       pricing=pricing, max_pause_s=settings.retry.max_retry_after_s)
 
 
 # Papers read, stored and handed to the runner at a time: memory holds about one chunk.

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import click
+import duckdb
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -34,8 +35,9 @@ from papersift.extract.runs.batch import BatchOptions, BatchProgress
 from papersift.extract.runs.pipeline import RunSummary
 from papersift.report.render import write_report
 from papersift.warehouse import Warehouse, reads
+from papersift.warehouse.db import storage_failure
 from papersift.warehouse.export import FORMATS, export
-from papersift.warehouse.query import QueryResult, run_sql, saved_queries
+from papersift.warehouse.query import DEFAULT_TIMEOUT_S, QueryResult, run_sql, saved_queries
 from papersift.warehouse.report import Price
 
 DEFAULT_DB = "papersift.duckdb"
@@ -56,6 +58,10 @@ def _known_errors(func: Callable[P, R]) -> Callable[P, R]:
             return func(*args, **kwargs)
         except PapersiftError as error:
             raise click.ClickException(str(error)) from error
+        except (duckdb.Error, OSError) as error:  # a full disk, a read-only place, a bad block
+            db = kwargs.get("db")
+            raise click.ClickException(storage_failure(
+                error, db if isinstance(db, str | Path) else None)) from None
 
     return wrapper
 
@@ -155,6 +161,8 @@ def _print_summary(summary: RunSummary, db: Path) -> None:
               f"{summary.prompt_tokens:,} prompt + {summary.completion_tokens:,} completion tokens"]
     if summary.n_reasked:
         extras.append(f"{summary.n_reasked} needed a re-ask")
+    if summary.n_cache_invalid:
+        extras.append(f"{summary.n_cache_invalid} cached answer(s) no longer valid, asked again")
     if summary.n_lenient:
         extras.append(f"{summary.n_lenient} kept with flagged quotes")
     click.echo("  " + " · ".join(extras))
@@ -243,14 +251,19 @@ def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, dry_run: bool
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True)
 @db_option
-@click.option("--max-chars", type=int, default=DEFAULT_MAX_CHARS, show_default=True)
+@click.option("--max-chars", type=click.IntRange(min=1), default=DEFAULT_MAX_CHARS,
+              show_default=True)
 @_known_errors
 def ingest(inputs: tuple[str, ...], db: Path, max_chars: int) -> None:
-    """Store the abstracts of INPUTS and where they occur, without extracting."""
+    """Store the abstracts of INPUTS and where they occur, without extracting. Exits 2
+    when no abstract at all could be read."""
     report = app.ingest_only(db, list(inputs), max_chars=max_chars)
     click.echo(f"read {report.files} file(s): {report.occurrences} abstracts, "
                f"{report.papers} distinct ({report.new_papers} new)")
     _print_problems(report.problems, "problem", db)
+    if report.occurrences == 0:
+        click.echo("no abstract was read: see the problems above", err=True)
+        sys.exit(2)
 
 
 @cli.command()
@@ -329,14 +342,21 @@ def eval_command(gold_file: Path, run_id: str | None, compare: tuple[str, str] |
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
               show_default=True)
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True),
+              default=DEFAULT_TIMEOUT_S, show_default=True,
+              help="Stop the query after this many seconds.")
+@click.option("--memory-limit", default="1GB", show_default=True,
+              help="Most memory the query may hold (DuckDB size, e.g. 512MB, 4GB); beyond "
+                   "it, it spills to a temporary folder removed afterwards.")
 @_known_errors
-def sql(query: str, db: Path, fmt: str) -> None:
+def sql(query: str, db: Path, fmt: str, timeout_s: float, memory_limit: str) -> None:
     """Run a read-only SQL QUERY on the warehouse (writes fail).
 
     Tables and views: papers, sources, tasks, methods, benchmarks, gains,
-    contribution_types, paper_summary, extractions, runs, calls, failures.
+    contribution_types, paper_summary, extractions, runs, calls, failures. Ctrl-C stops
+    a query at once.
     """
-    _print_result(run_sql(db, query), fmt)
+    _print_result(run_sql(db, query, timeout_s=timeout_s, memory_limit=memory_limit), fmt)
 
 
 @cli.command()
@@ -462,8 +482,8 @@ def cache() -> None:
 @db_option
 @_known_errors
 def cache_stats(db: Path) -> None:
-    """Show how many answers are cached, by model."""
-    with Warehouse(db) as warehouse:
+    """Show how many answers are cached, by model (reads only)."""
+    with Warehouse(db, read_only=True) as warehouse:
         stats = warehouse.cache_stats()
     click.echo(json.dumps(stats, indent=2))
 

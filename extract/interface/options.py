@@ -120,7 +120,7 @@ RUN_OPTIONS: tuple[Option, ...] = (
     Option("--max-reasks", "run.max_reasks",
            "Validation re-asks per abstract [default: 1 local, 2 remote].", type=int),
     Option("--max-chars", "run.max_chars",
-           "Longer abstracts are recorded as failures, not sent.", type=int,
+           "Longer abstracts are recorded as failures, not sent.", type=click.IntRange(min=1),
            default=DEFAULT_MAX_CHARS),
     Option("--server-log", "endpoint.server_log",
            "Local provider: write the llama.cpp server's log here.", type=FilePath),

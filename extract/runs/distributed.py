@@ -46,11 +46,11 @@ from papersift.extract.access.recording import Recording, ReplayTransport
 from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, ingest
 from papersift.extract.runs.pipeline import (
     Job,
-    cached_outcome,
     ingest_batch,
     jobs_from,
     outcome_batch,
     papersift_version,
+    valid_cached_outcome,
 )
 from papersift.prompts import DEFAULT_PROMPT, load_prompt
 from papersift.schemas import schema_version
@@ -286,7 +286,9 @@ class ShardExtractor:
                 known[job.paper_id] = Outcome(paper_id=job.paper_id, cache_key=key,
                                               failure=job.skip)
             elif key in cached:
-                known[job.paper_id] = cached_outcome(job.paper_id, key, cached[key])
+                hit = valid_cached_outcome(job.paper_id, key, cached[key])
+                if hit is not None:  # one that no longer validates is asked again
+                    known[job.paper_id] = hit
         return known
 
 

@@ -24,6 +24,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from papersift.extract.access.extractor import Extractor, Failure, Outcome
 from papersift.extract.access.limits import RequestGate
 from papersift.extract.domain.assemble import ASSEMBLY_VERSION, Assembled, Found
@@ -264,6 +266,7 @@ class RunSummary:
     n_failed: int = 0
     n_reasked: int = 0
     n_lenient: int = 0
+    n_cache_invalid: int = 0  # cached answers that failed validation, asked again
     prompt_tokens: int = 0
     completion_tokens: int = 0
     http_requests: int = 0
@@ -504,8 +507,13 @@ class Runner:
             if hit is None:
                 to_send.append(job)
                 continue
-            self._record(cached_outcome(job.paper_id, keys[job.paper_id], hit,
-                                        self.extractor.fields.draft_model))
+            outcome = valid_cached_outcome(job.paper_id, keys[job.paper_id], hit,
+                                           self.extractor.fields.draft_model)
+            if outcome is None:
+                self.summary.n_cache_invalid += 1
+                to_send.append(job)
+                continue
+            self._record(outcome)
         self._hold_flush = False
         self._flush(force=True)
         return to_send
@@ -542,6 +550,10 @@ class Runner:
                     task.cancel()
                 if running:
                     await asyncio.wait(running)
+                # Requests that were out at Ctrl-C: their calls and a failure are stored.
+                for outcome in self.extractor.take_interrupted():
+                    if outcome.paper_id in self._jobs:
+                        self._record(outcome)
 
     async def _settle(self, running: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:
         """Wait for a task to end (or a flush to be due); raise what a task raised."""
@@ -631,6 +643,16 @@ def cached_outcome(paper_id: str, cache_key: str, hit: dict[str, Any],
         else {"extraction": PaperExtraction.model_validate(response)})
     return Outcome(paper_id=paper_id, cache_key=cache_key, **answer, lenient=hit["lenient"],
                    asks=hit["asks"] or 0, from_cache=True)
+
+
+def valid_cached_outcome(paper_id: str, cache_key: str, hit: dict[str, Any],
+                         draft_model: type[PaperDraft] = PaperDraft) -> Outcome | None:
+    """cached_outcome, or None when the stored answer no longer validates (older code, a
+    damaged row): the paper is then asked again, and the run goes on."""
+    try:
+        return cached_outcome(paper_id, cache_key, hit, draft_model)
+    except (ValidationError, TypeError, ValueError, KeyError, AttributeError):
+        return None
 
 
 def too_short(text: str, where: str) -> Failure | None:

@@ -1,0 +1,107 @@
+"""`papersift sql` is bounded: a runaway query stops at its timeout and at Ctrl-C (SIGINT to
+a real process), spills only into a folder papersift makes and removes (a symlinked
+`<db>.tmp` is never followed), and TIMESTAMPTZ, PIVOT and NaN results come out right."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from papersift.extract.interface.cli import cli
+from papersift.warehouse import Warehouse, WarehouseError
+from papersift.warehouse.query import check_read_only, run_sql
+from papersift.warehouse.store import Batch
+
+PAPERSIFT = Path(sys.executable).parent / "papersift"
+RUNAWAY = "SELECT count(*) FROM range(100000000000) a, range(100000000000) b"
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("bounds") / "w.duckdb"
+    with Warehouse(path) as warehouse:
+        batch = Batch()
+        for n in range(3):
+            batch.add("papers", {"paper_id": f"sha256:{n}", "text": f"Abstract {n}.",
+                                 "chars": 11, "text_sha256": f"sha256:t{n}",
+                                 "first_seen": datetime(2026, 1, 1 + n)})
+        warehouse.write(batch)
+    return path
+
+
+def _spill_dirs() -> set[str]:
+    return {name for name in os.listdir(tempfile.gettempdir())
+            if name.startswith("papersift-sql-")}
+
+
+@pytest.mark.parametrize("timeout_s", [0.3, 1.0])
+def test_a_runaway_query_stops_at_its_timeout(db: Path, timeout_s: float) -> None:
+    before = _spill_dirs()
+    started = time.monotonic()
+    with pytest.raises(WarehouseError, match="--timeout"):
+        run_sql(db, RUNAWAY, timeout_s=timeout_s)
+    assert time.monotonic() - started < timeout_s + 15  # not the hours the join needs
+    assert _spill_dirs() == before  # its spill folder is gone
+
+
+def test_ctrl_c_stops_a_query(db: Path) -> None:
+    before = _spill_dirs()
+    process = subprocess.Popen([str(PAPERSIFT), "sql", RUNAWAY, "--db", str(db),
+                                "--timeout", "600"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while _spill_dirs() == before and time.monotonic() < deadline:  # imports done
+        time.sleep(0.05)
+    time.sleep(1.0)  # deep in the join
+    assert process.poll() is None
+    sent = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    # Far less than the join would take; how fast exactly is not a test's business.
+    assert time.monotonic() - sent < 15
+    assert process.returncode == 1
+    assert "interrupted" in err and "Traceback" not in err
+
+
+def test_a_symlinked_spill_folder_is_never_used(db: Path, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    link = db.with_name(db.name + ".tmp")
+    link.symlink_to(target, target_is_directory=True)
+    try:
+        rows = run_sql(db, "SELECT current_setting('temp_directory') AS t, "
+                           "current_setting('memory_limit') AS m").rows
+        assert "papersift-sql-" in rows[0][0] and str(link) not in rows[0][0]
+        assert list(target.iterdir()) == []
+    finally:
+        link.unlink()
+
+
+def test_timestamptz_pivot_and_nan(db: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(cli, ["sql", "SELECT first_seen::TIMESTAMPTZ AS t FROM papers",
+                                 "--db", str(db), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.output)) == 3
+    pivot = "PIVOT (SELECT paper_id, chars FROM papers) ON paper_id USING sum(chars)"
+    check_read_only(pivot)
+    assert run_sql(db, pivot).rows == [(11, 11, 11)]
+    result = runner.invoke(cli, ["sql", "SELECT 'nan'::DOUBLE AS a, 'inf'::DOUBLE AS b, "
+                                 "[1.0, 'nan'::DOUBLE] AS c", "--db", str(db),
+                                 "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == [{"a": None, "b": None, "c": [1.0, None]}]
+    for refused in ("CREATE TABLE z AS PIVOT papers ON paper_id",
+                    "CREATE TYPE e AS ENUM ('a')"):
+        with pytest.raises(WarehouseError, match="read-only"):
+            check_read_only(refused)
