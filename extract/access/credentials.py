@@ -14,6 +14,8 @@ import base64
 import re
 from urllib.parse import parse_qsl, unquote_plus, urlsplit, urlunsplit
 
+from papersift.errors import PapersiftError
+
 PLACEHOLDER = "[REDACTED]"
 # Query parameters that carry a credential, compared without case, '-' and '_'.
 SECRET_PARAMS = frozenset({
@@ -36,7 +38,7 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s\"'<>]+")
 
 
-class CredentialInURLError(ValueError):
+class CredentialInURLError(PapersiftError, ValueError):
     """An endpoint URL carries a credential; the message shows the URL redacted."""
 
 
