@@ -34,14 +34,12 @@ from papersift.extract.runs.batch import (
     check_resumable,
     prepare_request,
 )
+from papersift.extract.runs.ingested import IngestReport, ingest_batch, ingest_into
 from papersift.extract.runs.pipeline import (
-    IngestReport,
     Job,
     Progress,
     Runner,
     RunSummary,
-    ingest_batch,
-    ingest_into,
     jobs_for_stored,
     jobs_from,
     new_run_id,
@@ -69,6 +67,9 @@ class RunSettings:
     max_cost: float | None = None  # US$; None: no budget
     price: tuple[float, float] | None = None  # US$ per million tokens, over the price table
     batch: BatchOptions | None = None  # send through the OpenAI Batch API (extract.batch)
+    # Processes that ground answers and build rows off the event loop (runs/rowbuild.py);
+    # None: one per spare CPU (at most 4) from --concurrency 16 on, else none.
+    row_workers: int | None = None
 
 
 def ingest_only(
@@ -141,6 +142,7 @@ def _extract_jobs(
                           "rpm": settings.rpm, "tpm": settings.tpm,
                           "max_cost": settings.max_cost},
             gate=gate,
+            row_workers=settings.row_workers,
         )
         if settings.batch is None:
             runner = Runner(warehouse, keys_only, **common)
