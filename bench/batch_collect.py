@@ -34,8 +34,7 @@ from papersift.extract.access.extractor import Extractor
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.domain.ingest import ingest
 from papersift.extract.runs.batch import BatchRunner, prepare_request, read_jsonl
-from papersift.extract.runs.ingested import ingest_batch
-from papersift.extract.runs.pipeline import jobs_from
+from papersift.extract.runs.pipeline import ingest_batch, jobs_from
 from papersift.prompts import load_prompt
 from papersift.warehouse import Warehouse
 from papersift.warehouse.batches import BatchRecord, BatchRequest, record_submission

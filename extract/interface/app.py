@@ -34,12 +34,14 @@ from papersift.extract.runs.batch import (
     check_resumable,
     prepare_request,
 )
-from papersift.extract.runs.ingested import IngestReport, ingest_batch, ingest_into
 from papersift.extract.runs.pipeline import (
+    IngestReport,
     Job,
     Progress,
     Runner,
     RunSummary,
+    ingest_batch,
+    ingest_into,
     jobs_for_stored,
     jobs_from,
     new_run_id,

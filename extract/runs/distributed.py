@@ -43,10 +43,10 @@ from papersift.extract.access.limits import RequestGate
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.access.recording import Recording, ReplayTransport
 from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, ingest
-from papersift.extract.runs.ingested import ingest_batch
 from papersift.extract.runs.pipeline import (
     Job,
     cached_outcome,
+    ingest_batch,
     jobs_from,
     outcome_batch,
     papersift_version,
