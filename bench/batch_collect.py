@@ -51,7 +51,8 @@ def prepare(work: Path, answers: int) -> Path:
     write_corpus(work / f"corpus-{answers}", answers, files=1, fmt="jsonl", seed=5)
     extractor = Extractor(ENDPOINT, load_prompt())
     created = int(time.time())
-    with results.open("w", encoding="utf-8") as out:
+    partial = results.with_suffix(".partial")  # renamed when whole: a rerun never reads half
+    with partial.open("w", encoding="utf-8") as out:
         for paper in ingest([work / f"corpus-{answers}"]).papers:
             body = prepare_request(extractor, paper.text)[1]
             line = {"id": f"line-{paper.paper_id[7:23]}", "custom_id": paper.paper_id,
@@ -60,6 +61,7 @@ def prepare(work: Path, answers: int) -> Path:
                     "error": None}
             out.write(json.dumps(line) + "\n")
     extractor.close()
+    partial.rename(results)
     return results
 
 
