@@ -8,6 +8,7 @@ is not valid JSON of the draft schema, which the grammar makes rare on llama.cpp
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import time
@@ -20,6 +21,7 @@ import httpx2
 import instructor
 import openai
 from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
+from instructor.v2.core.function_calls import response_schema
 from pydantic import ValidationError
 from tenacity import AsyncRetrying, Retrying, retry_if_exception_type, stop_after_attempt
 
@@ -71,6 +73,45 @@ class Outcome:
 INTERRUPTED = Failure("request", "interrupted",
                       "interrupted (Ctrl-C) while its request was in flight; rerun to "
                       "extract it")
+
+
+def answer_model(model: type[PaperDraft] = PaperDraft) -> type[PaperDraft]:
+    """The draft model as instructor wraps it for a request, one per model and process."""
+    return _wrapped(model)
+
+
+@functools.cache
+def _wrapped(model: type[PaperDraft]) -> type[PaperDraft]:
+    """The draft model (PaperDraft, or a run's with user fields) as instructor wraps it
+    for a request, built once per process.
+
+    instructor wraps a plain model anew on every ``create`` (a new pydantic class) and
+    builds its JSON schema again; handed a model it has wrapped already, it uses it as it
+    is, and this one also returns its JSON schema from a copy made once. The schema and so
+    every request body are instructor's own (tests compare them with a fresh wrap).
+    """
+    wrapped = response_schema(model)
+    schema = wrapped.model_json_schema()
+    plain = wrapped.model_json_schema
+
+    def model_json_schema(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        if args or kwargs:
+            return plain(*args, **kwargs)
+        copy: dict[str, Any] = json.loads(frozen)  # callers may change their copy
+        return copy
+
+    frozen = json.dumps(schema)
+    wrapped.model_json_schema = model_json_schema  # type: ignore[method-assign]
+    return wrapped
+
+
+def plain_draft(draft: PaperDraft) -> PaperDraft:
+    """The same answer as a plain PaperDraft (instructor's wrapped class cannot be
+    pickled), its values taken as they are, not validated again."""
+    if type(draft) is PaperDraft:
+        return draft
+    values = {name: getattr(draft, name) for name in PaperDraft.model_fields}
+    return PaperDraft.model_construct(_fields_set=set(draft.model_fields_set), **values)
 
 
 def request_schema(endpoint: Endpoint, text: str,
@@ -158,7 +199,7 @@ class Extractor:
         # No `context=`: with one, instructor renders every message as a Jinja
         # template, and '{{ 7*7 }}' or '{%' in an abstract would be evaluated.
         return {
-            "response_model": self.fields.draft_model,
+            "response_model": answer_model(self.fields.draft_model),
             "messages": self.prompt.messages(text),
             **self._request_options(text),
         }
@@ -272,7 +313,8 @@ class Extractor:
         if outcome.draft is None:
             return
         try:
-            PaperDraft.model_validate(outcome.draft.model_dump(mode="json", exclude_none=True))
+            self.fields.draft_model.model_validate(
+                outcome.draft.model_dump(mode="json", exclude_none=True))
         except ValidationError as error:
             outcome.draft = None
             outcome.failure = Failure("validation", "schema_violation", log.redact(

@@ -72,6 +72,9 @@ class RunSettings:
     price: tuple[float, float] | None = None  # US$ per million tokens, over the price table
     batch: BatchOptions | None = None  # send through the OpenAI Batch API (extract.batch)
     fields: Path | None = None  # a user's fields file (extract.domain.fields.load_fields)
+    # Processes that ground answers and build rows off the event loop (runs/rowbuild.py);
+    # None: one per spare CPU (at most 4) from --concurrency 16 on, else none.
+    row_workers: int | None = None
 
 
 def ingest_only(
@@ -153,6 +156,7 @@ def _extract_jobs(
                           **({"fields": fields.source, "fields_version": fields.schema_version()}
                              if fields.custom else {})},
             gate=gate,
+            row_workers=settings.row_workers,
         )
         if settings.batch is None:
             runner = Runner(warehouse, keys_only, **common)

@@ -37,6 +37,7 @@ from papersift.extract.access.extractor import (
 )
 from papersift.extract.access.llm import MODES, CallRecord, Endpoint, redact
 from papersift.extract.runs.pipeline import Job, Runner, outcome_batch
+from papersift.extract.runs.rowbuild import AUTO_CONCURRENCY, default_workers
 from papersift.schemas import PaperDraft, schema_version
 from papersift.warehouse import Warehouse
 from papersift.warehouse.batches import (
@@ -65,6 +66,12 @@ UNANSWERED = {
     "completed": "batch_missing",
 }
 
+
+# A batch's results are written this many at a time (one transaction each; a kill loses
+# at most the unwritten ones, and the batch, not marked collected, is collected again).
+COLLECT_WRITE_EVERY = 2_000
+# From this many requests on, a batch's answers are grounded in worker processes.
+COLLECT_WORKERS_FROM = 2_000
 
 # A batch in these states will never answer: not worth adopting after a kill.
 DEAD_STATUSES = frozenset({"failed", "expired", "cancelling", "cancelled"})
@@ -423,15 +430,25 @@ class BatchRunner(Runner):
         detail = (f"batch {record.batch_id} ended {record.status} without an answer for it"
                   + (f" ({record.detail})" if record.detail else ""))
         elsewhere = []
-        for request in requests_of(self.warehouse, record.batch_id):
-            entry = results.get(request.custom_id)
-            job = wanted.pop(request.cache_key, None)
-            if job is None:  # not asked for by this run (cached since, or another input)
-                if entry is not None:
-                    elsewhere.append((request, entry))
-                continue
-            self._record(reader.outcome(request, entry, batch=record, unanswered=unanswered,
-                                        detail=detail))
+        requests = requests_of(self.warehouse, record.batch_id)
+        if (len(requests) >= COLLECT_WORKERS_FROM and not self._rows.workers
+                and not self.row_workers_chosen):
+            self._rows.workers = default_workers(AUTO_CONCURRENCY)
+        self._hold_flush = True  # one write per COLLECT_WRITE_EVERY, not per 16 answers
+        try:
+            for request in requests:
+                entry = results.get(request.custom_id)
+                job = wanted.pop(request.cache_key, None)
+                if job is None:  # not asked for by this run (cached since, or another input)
+                    if entry is not None:
+                        elsewhere.append((request, entry))
+                    continue
+                self._record(reader.outcome(request, entry, batch=record,
+                                            unanswered=unanswered, detail=detail))
+                if self._pending_papers >= COLLECT_WRITE_EVERY:
+                    self._flush(force=True)
+        finally:
+            self._hold_flush = False
         self._cache_only(elsewhere, reader, record)
         self._flush(force=True)
         mark_collected(self.warehouse, record.batch_id, self.run_id)

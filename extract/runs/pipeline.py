@@ -10,6 +10,7 @@ consistent and a rerun continues from the cache without paying twice.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import itertools
 import json
@@ -21,7 +22,6 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -38,18 +38,28 @@ from papersift.extract.domain.fields import (
     item_rows,
 )
 from papersift.extract.domain.grounding import Alignment, align
-from papersift.extract.domain.ingest import IngestProblem, IngestResult, Occurrence, ingest
+from papersift.extract.domain.ingest import IngestProblem, IngestResult
+from papersift.extract.runs import ingested
+from papersift.extract.runs.rowbuild import Pending, RowBuilder, default_workers
 from papersift.schemas import ClaimedGain, PaperDraft, PaperExtraction
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_TABLE
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.warehouse import Warehouse
-from papersift.warehouse.reads import count_papers
 from papersift.warehouse.store import Batch, RunCounts
 
 FLUSH_EVERY_PAPERS = 16
 FLUSH_EVERY_SECONDS = 1.0
 # Fewer words than this cannot name a task and quote it: not an abstract, not sent.
 MIN_WORDS = 5
+
+
+# The ingest half of this module lives in ingested.py; its names stay importable here.
+IngestReport = ingested.IngestReport
+ingest_batch = ingested.ingest_batch
+ingest_into = ingested.ingest_into
+_canonical_path = ingested._canonical_path
+_canonical_paths = ingested._canonical_paths
+_source_row = ingested._source_row
 
 
 def _now() -> datetime:
@@ -65,101 +75,6 @@ def papersift_version() -> str:
 
 def new_run_id() -> str:
     return f"run_{datetime.now(UTC):%Y%m%dT%H%M%S}_{secrets.token_hex(3)}"
-
-
-# -- ingest --------------------------------------------------------------------------------
-
-
-@dataclass
-class IngestReport:
-    files: int
-    occurrences: int
-    papers: int
-    new_papers: int
-    problems: list[IngestProblem]
-
-
-def _canonical_path(file: str) -> str:
-    """One spelling per file (absolute, resolved), so the same occurrence read through a
-    relative and an absolute path is stored once."""
-    return str(Path(file).resolve())
-
-
-def _canonical_paths() -> Callable[[str], str]:
-    """_canonical_path, resolving each file once (a file may hold 100,000 abstracts)."""
-    resolved: dict[str, str] = {}
-
-    def canonical(file: str) -> str:
-        if file not in resolved:
-            resolved[file] = _canonical_path(file)
-        return resolved[file]
-
-    return canonical
-
-
-def _source_row(paper_id: str, occ: Occurrence, file: str, now: datetime) -> dict[str, Any]:
-    return {"paper_id": paper_id, "file": file, "position": occ.position, "line": occ.line,
-            "collection": occ.collection, "venue": occ.venue, "year": occ.year,
-            "source_id": occ.source_id, "title": occ.title, "first_seen": now}
-
-
-def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
-    """Rows for papers, sources and input failures of one ingest (or one chunk of a
-    streamed ingest: its repeats are new places of papers an earlier chunk returned)."""
-    now = _now()
-    batch = Batch()
-    canonical = _canonical_paths()
-    for paper in result.papers:
-        batch.add(
-            "papers",
-            {
-                "paper_id": paper.paper_id,
-                "text": paper.text,
-                "text_sha256": "sha256:" + hashlib.sha256(paper.text.encode("utf-8")).hexdigest(),
-                "chars": len(paper.text),
-                "first_seen": now,
-            },
-        )
-        for occ in paper.occurrences:
-            batch.add("sources", _source_row(paper.paper_id, occ, canonical(occ.file), now))
-    for repeat in result.repeats:
-        occ = repeat.occurrence
-        batch.add("sources", _source_row(repeat.paper_id, occ, canonical(occ.file), now))
-    for problem in result.problems:
-        if problem.reason == "too_long":
-            continue  # the paper is stored; its failure is recorded when a run skips it
-        batch.add(
-            "failures",
-            {
-                "run_id": run_id,
-                "paper_id": problem.paper_id,
-                "file": canonical(problem.file),
-                "position": problem.position,
-                "stage": "ingest",
-                "reason": problem.reason,
-                "detail": problem.message,
-                "created": now,
-            },
-        )
-    return batch
-
-
-def ingest_into(
-    warehouse: Warehouse, inputs: Sequence[str | Path], *, max_chars: int, run_id: str | None = None
-) -> tuple[IngestResult, IngestReport]:
-    """Read the inputs and store their papers and provenance; bad inputs become failure rows."""
-    result = ingest(inputs, max_chars=max_chars)
-    before = count_papers(warehouse.con)
-    warehouse.write(ingest_batch(result, run_id))
-    after = count_papers(warehouse.con)
-    report = IngestReport(
-        files=len(result.files),
-        occurrences=result.occurrences,
-        papers=len(result.papers),
-        new_papers=after - before,
-        problems=list(result.problems),
-    )
-    return result, report
 
 
 # -- outcome -> rows -----------------------------------------------------------------------
@@ -375,6 +290,7 @@ class Runner:
         inputs: Iterable[str] = (),
         extra_params: dict[str, Any] | None = None,
         gate: RequestGate | None = None,
+        row_workers: int | None = None,
     ) -> None:
         self.warehouse = warehouse
         self.gate = gate
@@ -387,9 +303,11 @@ class Runner:
         self.inputs = list(inputs)
         self.extra_params = extra_params or {}
         self.summary = RunSummary(run_id=self.run_id)
-        self._pending = Batch()
         self._jobs: dict[str, Job] = {}
-        self._pending_papers = 0
+        # Worker processes that ground answers and build their rows (rowbuild.py).
+        self.row_workers = (default_workers(self.concurrency) if row_workers is None
+                            else row_workers)
+        self.row_workers_chosen = row_workers is not None
         self._last_flush = time.monotonic()
         self._hold_flush = False
         # While the event loop runs, writes go to one writer thread so the loop keeps
@@ -405,6 +323,24 @@ class Runner:
             "prompt_version": extractor.prompt.version,
             "schema_version": extractor.fields.schema_version(),
         }
+        self._rows = self._row_builder()
+
+    def _row_function(self) -> functools.partial[Batch]:
+        fields = self.extractor.fields
+        user: dict[str, Any] = {} if fields is DEFAULT_FIELDS else {"fields": fields}
+        return functools.partial(outcome_batch, run_id=self.run_id,
+                                 provenance=self._provenance,
+                                 model=self.extractor.endpoint.model, **user)
+
+    def _row_builder(self) -> RowBuilder:
+        # A user's fields model is made at run time and cannot travel to a worker process:
+        # such a run builds its rows here.
+        workers = self.row_workers if self.extractor.fields is DEFAULT_FIELDS else 0
+        return RowBuilder(self._row_function(), workers=workers)
+
+    @property
+    def _pending_papers(self) -> int:
+        return self._rows.pending.papers
 
     def start(self) -> None:
         self.warehouse.mark_unfinished_runs()
@@ -451,6 +387,7 @@ class Runner:
             elif open_live is not None:
                 with open_live() as live:
                     self.extractor = live
+                    self._rows.use(self._row_function())  # rows name the live model
                     self._extract_all(itertools.chain([first], to_send))
             else:
                 self._extract_all(itertools.chain([first], to_send))
@@ -459,7 +396,10 @@ class Runner:
             status = "interrupted"
             raise
         finally:
-            self._flush(force=True)
+            try:
+                self._flush(force=True)
+            finally:
+                self._rows.close()
             self.summary.status = status
             self.summary.seconds = time.monotonic() - started
             self.warehouse.finish_run(
@@ -577,9 +517,7 @@ class Runner:
     def _record(self, outcome: Outcome) -> None:
         """Turn an outcome into rows in the pending batch and update the summary."""
         job = self._jobs.pop(outcome.paper_id)
-        rows = outcome_batch(outcome, job, run_id=self.run_id, provenance=self._provenance,
-                             model=self.extractor.endpoint.model, fields=self.extractor.fields)
-        self._pending.extend(rows)
+        self._rows.add(outcome, job)
         summary = self.summary
         summary.http_requests += len(outcome.calls)
         summary.prompt_tokens += outcome.prompt_tokens
@@ -595,7 +533,6 @@ class Runner:
             failure = outcome.failure or UNKNOWN_FAILURE
             summary.n_failed += 1
             summary.failures.append((outcome.paper_id, failure.reason, failure.detail))
-        self._pending_papers += 1
         self.progress("advance", summary)
         self._flush()
 
@@ -615,16 +552,18 @@ class Runner:
             if self._writing is not None and not self._writing.done():
                 return  # rows keep collecting; the next batch is simply bigger
             self._wait_for_writer()
-            self._writing = self._writer.submit(self.warehouse.write, self._take_pending())
+            self._writing = self._writer.submit(self._write, self._take_pending())
             return
         self._wait_for_writer()
-        self.warehouse.write(self._take_pending())
+        self._write(self._take_pending())
 
-    def _take_pending(self) -> Batch:
-        batch, self._pending = self._pending, Batch()
-        self._pending_papers = 0
+    def _write(self, pending: Pending) -> None:
+        """Write pending rows (waiting for those still built in a worker)."""
+        self.warehouse.write(pending.rows())
+
+    def _take_pending(self) -> Pending:
         self._last_flush = time.monotonic()
-        return batch
+        return self._rows.take()
 
     def _wait_for_writer(self) -> None:
         """Let the write in progress finish; raise its error, if any."""

@@ -1,0 +1,135 @@
+"""Grounding and row building off the event loop (extract/runs/rowbuild.py): the request
+bodies are instructor's own, a run with row workers stores exactly what a run without them
+stores, and a worker that dies or fails loses nothing and hides nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+from instructor.processing.response import handle_response_model
+from instructor.v2.core.function_calls import response_schema
+
+from bench.rows_digest import digests
+from papersift.extract.access.extractor import Extractor, Outcome, answer_model, plain_draft
+from papersift.extract.access.llm import MODES, Endpoint
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.runs.pipeline import Job, outcome_batch
+from papersift.extract.runs.rowbuild import RowBuilder, build_all
+from papersift.prompts import load_prompt
+from papersift.schemas import PaperDraft
+from tests.conftest import CORPUS
+from tests.fakes import FakeModel
+
+ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json")
+ABSTRACT = ("We propose FooNet, a graph method for protein folding. On the CASP15 benchmark "
+            "it improves GDT-TS by 4.2% over AlphaFold.")
+DRAFT = {"tasks": ["protein folding"], "methods": ["FooNet"],
+         "benchmarks": [{"name": "CASP15", "new": False}], "types": ["method"],
+         "gains": [{"metric": "GDT-TS", "value": "4.2", "vs": "AlphaFold"}]}
+
+
+@pytest.mark.parametrize(("mode", "constrain"), [
+    ("json", False), ("json", True), ("tools", False), ("json_schema", False),
+    ("md_json", False)])
+def test_the_cached_answer_model_sends_what_a_fresh_wrap_sends(mode: str,
+                                                               constrain: bool) -> None:
+    endpoint = dataclasses.replace(ENDPOINT, mode=mode, constrain_json=constrain)
+    extractor = Extractor(endpoint, load_prompt())
+    try:
+        kwargs = extractor._create_kwargs(ABSTRACT)
+    finally:
+        extractor.close()
+    assert kwargs.pop("response_model") is answer_model()
+    bodies = []
+    for model in (answer_model(), response_schema(PaperDraft), PaperDraft):
+        _, body = handle_response_model(model, mode=MODES[mode], **dict(kwargs))
+        bodies.append(body)
+    assert bodies[0] == bodies[1] == bodies[2]
+    assert answer_model().model_json_schema() == response_schema(PaperDraft).model_json_schema()
+    first = answer_model().model_json_schema()
+    first["title"] = "changed by a caller"
+    assert answer_model().model_json_schema()["title"] == "PaperDraft"
+
+
+def test_a_plain_draft_pickles_and_dumps_as_the_answer() -> None:
+    answer = answer_model().model_validate(DRAFT)
+    plain = plain_draft(answer)
+    assert type(plain) is PaperDraft
+    assert pickle.loads(pickle.dumps(plain)).model_dump() == answer.model_dump()
+    assert plain.model_dump(exclude_none=True) == answer.model_dump(exclude_none=True)
+
+
+def _corpus_digest(db: Path, workers: int) -> dict[str, tuple[int, str]]:
+    model = FakeModel()
+    _, summary = run_inputs([str(CORPUS)], RunSettings(db=db, concurrency=4,
+                                                       row_workers=workers),
+                            transport=model.transport(), endpoint=ENDPOINT)
+    assert summary.n_extracted == 63
+    return digests(db)
+
+
+def test_a_run_with_row_workers_stores_exactly_the_rows_of_one_without(tmp_path: Path) -> None:
+    inline = _corpus_digest(tmp_path / "inline.duckdb", workers=0)
+    offloaded = _corpus_digest(tmp_path / "workers.duckdb", workers=2)
+    assert offloaded == inline
+    assert inline["extraction_tasks"][0] == 63
+
+
+def _outcomes(count: int) -> list[tuple[Outcome, Job]]:
+    items = []
+    for index in range(count):
+        text = f"{ABSTRACT} Variant {index}."
+        outcome = Outcome(paper_id=f"p{index}", cache_key=f"k{index}",
+                          draft=answer_model().model_validate(DRAFT))
+        items.append((outcome, Job(f"p{index}", text)))
+    return items
+
+
+BUILD = functools.partial(outcome_batch, run_id="run_x", provenance={"model": "fake"},
+                          model="fake")
+
+
+def _comparable(rows: dict[str, list[dict[str, Any]]]) -> dict[str, list[Any]]:
+    return {table: [{k: v for k, v in row.items() if k not in ("created", "recorded")}
+                    for row in found] for table, found in rows.items()}
+
+
+def test_a_worker_that_dies_loses_no_rows() -> None:
+    items = _outcomes(40)
+    expected = build_all(BUILD, [(dataclasses.replace(o), j) for o, j in items])
+    builder = RowBuilder(BUILD, workers=1)
+    try:
+        for outcome, job in items[:16]:
+            builder.add(outcome, job)
+        first = builder.take().rows()  # answered by the worker
+        builder._pool[0].process.kill()
+        builder._pool[0].process.wait()
+        for outcome, job in items[16:]:
+            builder.add(outcome, job)
+        pending = builder.take()
+        assert pending.papers == 24
+        rest = pending.rows()  # rebuilt here
+    finally:
+        builder.close()
+    first.extend(rest)
+    assert _comparable(first.rows) == _comparable(expected.rows)
+
+
+def _refuse(outcome: Outcome, job: Job) -> Any:
+    raise ValueError(f"cannot ground {job.paper_id}")
+
+
+def test_an_error_in_a_worker_reaches_the_writer() -> None:
+    builder = RowBuilder(_refuse, workers=1)
+    try:
+        for outcome, job in _outcomes(3):
+            builder.add(outcome, job)
+        with pytest.raises(ValueError, match="cannot ground p0"):
+            builder.take().rows()
+    finally:
+        builder.close()
