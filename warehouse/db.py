@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -139,13 +140,31 @@ def _open_failure(path: Path, error: duckdb.Error, wait_s: float) -> str:
     return f"cannot open {path}: {message}"
 
 
+def _prepared_sandbox(path: Path, prepare: Callable[[duckdb.DuckDBPyConnection], None]
+                      ) -> duckdb.DuckDBPyConnection:
+    late = ("enable_external_access", "lock_configuration")
+    con = _open(path, read_only=True,
+                config={k: v for k, v in SANDBOX.items() if k not in late})
+    try:
+        prepare(con)
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    except Exception:
+        con.close()
+        raise
+    return con
+
+
 def connect(
-    path: str | Path, *, read_only: bool = False, sandbox: bool = False
+    path: str | Path, *, read_only: bool = False, sandbox: bool = False,
+    prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """Open a warehouse; a writable one is created if needed and migrated.
 
     ``sandbox`` (read-only only) also shuts out every file but the warehouse, extensions
-    and settings changes: the connection for user-written SQL.
+    and settings changes: the connection for user-written SQL. ``prepare`` runs on a
+    sandboxed connection before external access is switched off and its configuration
+    locked (it loads the fts extension from its installed file and adds search macros).
     """
     path = Path(path)
     if read_only:
@@ -153,6 +172,8 @@ def connect(
             raise WarehouseError(
                 f"no warehouse at {path}: run `papersift run` first, or pass --db"
             )
+        if sandbox and prepare is not None:
+            return _prepared_sandbox(path, prepare)
         return _open(path, read_only=True, config=dict(SANDBOX) if sandbox else {})
     if sandbox:
         raise WarehouseError("a sandboxed connection is read-only")

