@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from papersift.warehouse.db import WarehouseError, connect
+from papersift.warehouse.report_map import MapData, load_map
 
 FIELDS = ("task", "method", "benchmark", "gain")
 
@@ -240,6 +241,7 @@ class ReportData:
     overview: Overview
     papers: tuple[PaperCard, ...]
     price: Price | None = None
+    topic_map: MapData | None = None  # areas, map positions, neighbours (papersift index)
 
 
 def normalise_name(name: str) -> str:
@@ -446,6 +448,7 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
     try:
         cards = load_cards(con)
         runs = load_runs(con)
+        topic_map = load_map(con)
     except duckdb.Error as error:
         raise WarehouseError(f"cannot read the report's data from {db_path}: {error}") from error
     finally:
@@ -456,4 +459,5 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
         overview=summarise(cards, runs, top=top),
         papers=tuple(cards),
         price=price,
+        topic_map=topic_map,
     )

@@ -262,8 +262,8 @@ def stored_vector(con: duckdb.DuckDBPyConnection, paper_id: str, model_id: str) 
     """The stored vector of one paper (a unique id prefix is enough)."""
     rows = con.execute(
         "SELECT p.paper_id, e.vector FROM papers p LEFT JOIN embeddings e ON e.text_sha256 = "
-        "p.text_sha256 AND e.model_id = ? WHERE p.paper_id LIKE ? || '%' OR p.paper_id = "
-        "'sha256:' || ? LIMIT 2", [model_id, paper_id, paper_id]).fetchall()
+        "p.text_sha256 AND e.model_id = ? WHERE p.paper_id LIKE ? || '%' OR p.paper_id LIKE "
+        "'sha256:' || ? || '%' LIMIT 2", [model_id, paper_id, paper_id]).fetchall()
     if not rows:
         raise WarehouseError(f"no paper {paper_id!r} in the warehouse")
     if len(rows) > 1:

@@ -5,7 +5,9 @@
 - The number of areas comes from the mean silhouette (cosine; on a fixed sample of at
   most 2,000 papers for large collections): the most areas whose silhouette is within
   10% of the best candidate's. Every candidate's score is returned (and stored), so the
-  choice can be shown and overridden.
+  choice can be shown and overridden. On a grown collection the previous number of
+  areas is kept while it stays within that tolerance, and the previous centroids seed
+  k-means.
 - Labels are c-TF-IDF terms: words (and two-word phrases) frequent in one area and rare
   across areas.
 - Area ids carry over from the previous map: each new area takes the id of the old area
@@ -64,12 +66,17 @@ def _normalised(x: FloatArray) -> FloatArray:
 
 
 def kmeans(x: FloatArray, k: int, *, seed: int = SEED, restarts: int = 4,
-           iterations: int = 60) -> tuple[IntArray, FloatArray]:
-    """Spherical k-means (k-means++ starts): the labels and unit centroids of the tightest run."""
+           iterations: int = 60, start: FloatArray | None = None) -> tuple[IntArray, FloatArray]:
+    """Spherical k-means: the labels and unit centroids of the tightest of ``restarts``
+    k-means++ starts, or, given ``start`` centroids (k of them), of that one start alone:
+    the nearest clustering to a previous map, so its areas stay where they were."""
     rng = np.random.default_rng(seed)
     best: tuple[float, IntArray, FloatArray] | None = None
-    for _ in range(restarts):
-        centroids = _plus_plus(x, k, rng)
+    starts: list[FloatArray | None] = [None] * restarts
+    if start is not None and len(start) == k:
+        starts = [_normalised(start)]
+    for initial in starts:
+        centroids = _plus_plus(x, k, rng) if initial is None else initial.copy()
         labels = np.zeros(len(x), dtype=np.int64)
         for step in range(iterations):
             new = np.argmax(x @ centroids.T, axis=1).astype(np.int64)
@@ -131,23 +138,33 @@ def candidate_ks(n: int) -> list[int]:
     return list(range(2, high + 1))
 
 
-def cluster(vectors: FloatArray, *, k: int | None = None, seed: int = SEED) -> Clustering:
-    """Areas of the papers; the number chosen by silhouette unless ``k`` is given."""
+def cluster(vectors: FloatArray, *, k: int | None = None, seed: int = SEED,
+            previous: FloatArray | None = None) -> Clustering:
+    """Areas of the papers; the number chosen by silhouette unless ``k`` is given.
+
+    ``previous``: the centroids of the last map (from its papers' current vectors). Its
+    number of areas is kept while its silhouette stays within the tolerance, and its
+    centroids seed one of the k-means starts, so a grown collection keeps its areas.
+    """
     x = _normalised(np.asarray(vectors, dtype=np.float32))
     if len(x) < 3:
         return Clustering(np.zeros(len(x), dtype=np.int64), x[:1].copy() if len(x) else
                           np.zeros((0, x.shape[1]), np.float32), 1, {}, "fixed")
     if k is not None:
-        labels, centroids = kmeans(x, min(k, len(x)), seed=seed)
+        labels, centroids = kmeans(x, min(k, len(x)), seed=seed, start=previous)
         return Clustering(labels, centroids, min(k, len(x)), {}, "fixed")
     scores: dict[int, float] = {}
     runs: dict[int, tuple[IntArray, FloatArray]] = {}
     for candidate in candidate_ks(len(x)):
-        runs[candidate] = kmeans(x, candidate, seed=seed)
+        runs[candidate] = kmeans(x, candidate, seed=seed, start=previous)
         scores[candidate] = round(silhouette(x, runs[candidate][0], seed=seed), 5)
     best = max(scores.values())
-    chosen = max(c for c in scores if scores[c] >= best - SILHOUETTE_TOLERANCE * abs(best))
-    return Clustering(runs[chosen][0], runs[chosen][1], chosen, scores, "silhouette")
+    good = [c for c in scores if scores[c] >= best - SILHOUETTE_TOLERANCE * abs(best)]
+    chosen = max(good)
+    how = "silhouette"
+    if previous is not None and len(previous) in good:
+        chosen, how = len(previous), "silhouette, previous number kept"
+    return Clustering(runs[chosen][0], runs[chosen][1], chosen, scores, how)
 
 
 def words(text: str) -> list[str]:

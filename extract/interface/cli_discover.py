@@ -111,13 +111,15 @@ def register(cli: click.Group, db_option: Callable[[Any], Any],
     @click.option("--areas", "k", type=int, default=None,
                   help="Cluster into this many areas instead of choosing by silhouette.")
     @click.option("--no-areas", is_flag=True, help="Vectors and keyword index only.")
+    @click.option("--remap", is_flag=True,
+                  help="Cluster again even if the papers did not change.")
     @known_errors
     @_embedding_errors
-    def index_command(db: Path, k: int | None, no_areas: bool) -> None:
+    def index_command(db: Path, k: int | None, no_areas: bool, remap: bool) -> None:
         """Embed new papers (cached by text hash and model), build the keyword index, map areas."""
         from papersift.extract.interface.discover import index_collection
 
-        summary = index_collection(db, areas=not no_areas, k=k)
+        summary = index_collection(db, areas=not no_areas, k=k, remap=remap)
         console.print(f"{summary.papers} papers: {summary.embedded} embedded "
                       f"({summary.embed_seconds:.1f}s), {summary.cached} from cache; keyword "
                       f"index {'rebuilt' if summary.keyword_index_built else 'current'}")

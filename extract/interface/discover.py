@@ -60,11 +60,18 @@ def embed_new_papers(con: duckdb.DuckDBPyConnection, embedder: Embedder,
 def build_areas(con: duckdb.DuckDBPyConnection, model_id: str, *, k: int | None = None
                 ) -> tuple[str, int, dict[int, float]]:
     """Cluster the papers' vectors into areas and store a topic run: (run id, areas, scores)."""
+    import numpy as np
+
     from papersift.extract.domain import topics
 
     ids, vectors = sql.paper_vectors(con, model_id)
-    clustering = topics.cluster(vectors, k=k)
     previous_run, previous = area_store.latest_members(con)
+    position = {paper_id: i for i, paper_id in enumerate(ids)}
+    old_centroids = [vectors[[position[p] for p in members if p in position]].mean(axis=0)
+                     for _, members in sorted(previous.items())
+                     if any(p in position for p in members)]
+    clustering = topics.cluster(vectors, k=k, previous=np.asarray(old_centroids, np.float32)
+                                if old_centroids else None)
     groups = [{ids[i] for i in range(len(ids)) if clustering.labels[i] == a}
               for a in range(clustering.k)]
     documents = area_store.area_documents(con, ids)
@@ -85,10 +92,10 @@ def build_areas(con: duckdb.DuckDBPyConnection, model_id: str, *, k: int | None 
 
 
 def index_collection(db: str | Path, *, areas: bool = True, k: int | None = None,
-                     progress: ProgressCallback | None = None,
+                     remap: bool = False, progress: ProgressCallback | None = None,
                      embedder: Embedder | None = None) -> IndexSummary:
-    """Vectors for new papers, the keyword index, and (when the papers changed, or ``k``
-    is given) a new topic map."""
+    """Vectors for new papers, the keyword index, and (when the papers changed, or
+    ``remap`` or ``k`` is given) a new topic map."""
     embedder = embedder or load_embedder()
     con = connect(db)
     try:
@@ -97,7 +104,7 @@ def index_collection(db: str | Path, *, areas: bool = True, k: int | None = None
             con, embedder, progress)
         summary.keyword_index_built = sql.ensure_keyword_index(con)
         if areas and summary.papers >= 3 and (
-                k is not None or area_store.latest_run_papers(con) != summary.papers):
+                remap or k is not None or area_store.latest_run_papers(con) != summary.papers):
             summary.topic_run, summary.areas, summary.scores = build_areas(
                 con, embedder.model_id, k=k)
     finally:
@@ -150,7 +157,7 @@ def similar(db: str | Path, paper_id: str | None = None, *, text: str | None = N
         if paper_id is not None:
             vector = sql.stored_vector(con, paper_id, embedder.model_id)
             row = con.execute("SELECT paper_id FROM papers WHERE paper_id LIKE ? || '%' OR "
-                              "paper_id = 'sha256:' || ?", [paper_id, paper_id]).fetchone()
+                              "paper_id LIKE 'sha256:' || ? || '%'", [paper_id, paper_id]).fetchone()
             assert row is not None
             origin = sql.paper_fields(con, [row[0]]).get(row[0])
             exclude = row[0]
