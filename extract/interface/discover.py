@@ -157,7 +157,8 @@ def similar(db: str | Path, paper_id: str | None = None, *, text: str | None = N
         if paper_id is not None:
             vector = sql.stored_vector(con, paper_id, embedder.model_id)
             row = con.execute("SELECT paper_id FROM papers WHERE paper_id LIKE ? || '%' OR "
-                              "paper_id LIKE 'sha256:' || ? || '%'", [paper_id, paper_id]).fetchone()
+                              "paper_id LIKE 'sha256:' || ? || '%'",
+                              [paper_id, paper_id]).fetchone()
             assert row is not None
             origin = sql.paper_fields(con, [row[0]]).get(row[0])
             exclude = row[0]
