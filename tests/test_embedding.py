@@ -94,3 +94,11 @@ def test_wordpiece_splits_punctuation_accents_and_unknown_words() -> None:
     assert basic_words("Unaffable, Café!") == ["unaffable", ",", "cafe", "!"]
     assert tokenizer.encode("Unaffable, Café! xyz", 10) == [2, 4, 5, 6, 8, 7, 9, 1, 3]
     assert tokenizer.encode("Unaffable, Café! xyz", 4) == [2, 4, 5, 3]
+
+
+def test_text_key_is_the_papers_text_hash() -> None:
+    from papersift.extract.domain.ingest import paper_id_for
+
+    text = "Some  abstract\n\twith   odd spacing."
+    assert embedding.text_key(text) == paper_id_for(text)
+    assert embedding.text_key(text) == embedding.text_key(" ".join(text.split()))

@@ -52,6 +52,13 @@ _LAYER_NORM_EPS = 1e-12
 FloatArray = npt.NDArray[np.float32]
 
 
+def text_key(text: str) -> str:
+    """The cache key of a text's vector (``embeddings.text_sha256``): ``sha256:`` + the hash
+    of its whitespace-normalised UTF-8 text, as ``papers.text_sha256`` (and paper ids) are.
+    Whitespace never changes BERT's tokens, so one key per normalised text is exact."""
+    return "sha256:" + hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
+
+
 class EmbeddingError(Exception):
     """The embedding model is missing, or its files are not the pinned ones."""
 

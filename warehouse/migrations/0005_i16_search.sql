@@ -1,8 +1,9 @@
 -- Issue 16: embeddings, the keyword index's builds, and the topic map.
 
--- One vector per distinct text and model: the embedding cache. text_sha256 is the SHA-256
--- of the whitespace-normalised text (for a paper: papers.text_sha256), so a paper's vector
--- is found by a join and any other text (an entity name) can be cached here too.
+-- One vector per distinct text and model: the embedding cache. text_sha256 is 'sha256:' +
+-- the SHA-256 of the whitespace-normalised text (embedding.text_key; for a paper it is
+-- papers.text_sha256), so a paper's vector is found by a join and any other text (an
+-- entity name) can be cached here too.
 CREATE TABLE embeddings (
     text_sha256 VARCHAR NOT NULL,
     model_id VARCHAR NOT NULL,
