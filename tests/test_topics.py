@@ -115,3 +115,12 @@ def test_areas_tables_and_saved_queries(corpus_db: Path, tmp_path: Path) -> None
         assert result.columns and (result.rows or name == "area_new_benchmarks")
     by_size = run_sql(db, saved["areas_by_size"].sql).rows
     assert [row[2] for row in by_size] == sorted((row[2] for row in by_size), reverse=True)
+
+
+def test_labels_of_two_areas_do_not_share_their_first_terms() -> None:
+    terms = topics.ctfidf_terms([
+        ["causal discovery of graphs", "causal graphs and discovery", "causal structure graphs"],
+        ["causal attention in transformers", "causal attention heads of transformers"],
+    ])
+    assert not set(terms[0][:3]) & set(terms[1][:3])
+    assert "attention" in " ".join(terms[1][:3]) and "graphs" in " ".join(terms[0][:3])

@@ -174,26 +174,35 @@ def words(text: str) -> list[str]:
     return tokens + [f"{a} {b}" for a, b in itertools.pairwise(tokens)]
 
 
-def ctfidf_terms(documents_per_area: Sequence[Sequence[str]], top: int = 5) -> list[list[str]]:
-    """For each area (its papers' texts), the terms with the highest class-based TF-IDF."""
+def ctfidf_terms(documents_per_area: Sequence[Sequence[str]], top: int = 5,
+                 distinct: int = 3) -> list[list[str]]:
+    """For each area (its papers' texts), the terms with the highest class-based TF-IDF.
+
+    Larger areas pick first, and a term among a larger area's first ``distinct`` terms is
+    not used again in another area's first ``distinct``, so labels tell areas apart.
+    """
     counts = [Counter(w for doc in docs for w in words(doc)) for docs in documents_per_area]
     frequency: Counter[str] = Counter()
     for counter in counts:
         frequency.update(counter)
     average = sum(frequency.values()) / max(len(counts), 1)
-    labels = []
-    for counter in counts:
+    labels: list[list[str]] = [[] for _ in counts]
+    taken: set[str] = set()
+    for area in sorted(range(len(counts)), key=lambda a: (-len(documents_per_area[a]), a)):
+        counter = counts[area]
         total = sum(counter.values()) or 1
         scored = sorted(((count / total) * math.log(1 + average / frequency[term]), term)
                         for term, count in counter.items() if count > 1)
-        picked: list[str] = []
+        picked = labels[area]
         for _, term in reversed(scored):
             if any(term in p or p in term for p in picked):
                 continue  # 'causal' next to 'causal discovery' says nothing more
+            if len(picked) < distinct and term in taken:
+                continue
             picked.append(term)
             if len(picked) == top:
                 break
-        labels.append(picked)
+        taken.update(picked[:distinct])
     return labels
 
 
