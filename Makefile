@@ -7,7 +7,7 @@ CORPUS ?= examples/neurips-2026/
 RECORDING ?= tests/recordings/neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json
 
 .PHONY: help install install-local install-browser test lint typecheck contracts demo record \
-	bench bench-quality bench-report bench-safety report clean
+	bench bench-quality bench-report bench-safety bench-search report clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -78,6 +78,10 @@ bench-safety: install  ## faults at 30%, 20 kill -9 trials, DuckDB WAL replay pr
 	$(BIN)/python bench/faults.py --papers 500 --rate 0.3
 	$(BIN)/python bench/crash_trials.py --trials 20
 	$(BIN)/python bench/wal_replay_probe.py
+
+bench-search: install  ## search quality (52 hand queries), topic agreement, latency, report with map
+	$(BIN)/python bench/search_quality.py
+	$(BIN)/python bench/search_speed.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
