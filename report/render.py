@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ CHART_JS = ASSETS / "vendor" / "chart.umd.min.js"
 FIELD_TITLES = TITLES  # from the field registry (schemas.fields), through warehouse.report
 # How many gain groups the chart shows (the table below it lists them all).
 CHART_GAIN_GROUPS = 15
+SIMILAR_ON_CARD = 5
 
 
 class ReportError(PapersiftError):
@@ -196,10 +197,57 @@ def _environment() -> Environment:
     return env
 
 
+def map_data(data: ReportData) -> dict[str, Any] | None:
+    """What map.js draws and ranks with; papers are named by their card's position."""
+    topic_map = data.topic_map
+    if topic_map is None:
+        return None
+    position = {card.paper_id: i for i, card in enumerate(data.papers)}
+    return {
+        "areas": [{"id": a.area_id, "label": a.label, "size": a.size} for a in topic_map.areas],
+        "points": [[position[p.paper_id], round(p.x, 4), round(p.y, 4), p.area_id]
+                   for p in topic_map.points.values() if p.paper_id in position],
+        "neighbours": [[[position[o], c] for o, c in topic_map.neighbours.get(card.paper_id, ())
+                        if o in position] for card in data.papers],
+        "openings": [_opening(card.text) for card in data.papers],
+    }
+
+
+def _opening(text: str, words: int = 18) -> str:
+    split = text.split()
+    return " ".join(split[:words]) + (" …" if len(split) > words else "")
+
+
+def _similar_cards(data: ReportData) -> Callable[[PaperCard], list[tuple[int, str, float]]]:
+    """(card number, headline, cosine) of a card's nearest papers, for its card."""
+    number = {card.paper_id: (i + 1, card.headline) for i, card in enumerate(data.papers)}
+    neighbours = data.topic_map.neighbours if data.topic_map else {}
+
+    def similar(card: PaperCard) -> list[tuple[int, str, float]]:
+        return [(*number[other], cosine) for other, cosine in
+                neighbours.get(card.paper_id, ())[:SIMILAR_ON_CARD] if other in number]
+    return similar
+
+
+def _area_of(data: ReportData) -> Callable[[PaperCard], str]:
+    points = data.topic_map.points if data.topic_map else {}
+
+    def area(card: PaperCard) -> str:
+        point = points.get(card.paper_id)
+        return "" if point is None else str(point.area_id)
+    return area
+
+
 def render_html(data: ReportData) -> str:
     """The whole page as a string."""
     template = _environment().get_template("report.html.j2")
+    mapped = map_data(data)
     return template.render(
+        topic_map=data.topic_map,
+        map_json=script_json(mapped) if mapped else None,
+        map_script=_inline_script(ASSETS / "map.js"),
+        similar_of=_similar_cards(data),
+        area_of=_area_of(data),
         data=data,
         overview=data.overview,
         fields=data.fields,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -195,9 +196,12 @@ class Bounds:
     max_temp_size: str = "2GB"
 
 
-def connect_bounded(path: str | Path, bounds: Bounds) -> duckdb.DuckDBPyConnection:
+def connect_bounded(path: str | Path, bounds: Bounds,
+                    prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+                    ) -> duckdb.DuckDBPyConnection:
     """The sandboxed read-only connection (see SANDBOX) with memory, threads and spill
-    bounded; the settings are made, then external access is switched off and locked."""
+    bounded; the settings are made (and ``prepare`` run: the search macros), then external
+    access is switched off and locked."""
     path = Path(path)
     if not path.exists():
         raise WarehouseError(f"no warehouse at {path}: run `papersift run` first, or pass --db")
@@ -211,6 +215,8 @@ def connect_bounded(path: str | Path, bounds: Bounds) -> duckdb.DuckDBPyConnecti
     }
     con = _open(path, read_only=True, config=config)
     try:  # in this order: once external access is off, the temp directory is fixed
+        if prepare is not None:
+            prepare(con)
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
     except duckdb.Error:
@@ -219,13 +225,31 @@ def connect_bounded(path: str | Path, bounds: Bounds) -> duckdb.DuckDBPyConnecti
     return con
 
 
+def _prepared_sandbox(path: Path, prepare: Callable[[duckdb.DuckDBPyConnection], None]
+                      ) -> duckdb.DuckDBPyConnection:
+    late = ("enable_external_access", "lock_configuration")
+    con = _open(path, read_only=True,
+                config={k: v for k, v in SANDBOX.items() if k not in late})
+    try:
+        prepare(con)
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    except Exception:
+        con.close()
+        raise
+    return con
+
+
 def connect(
-    path: str | Path, *, read_only: bool = False, sandbox: bool = False
+    path: str | Path, *, read_only: bool = False, sandbox: bool = False,
+    prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """Open a warehouse; a writable one is created if needed and migrated.
 
     ``sandbox`` (read-only only) also shuts out every file but the warehouse, extensions
-    and settings changes: the connection for user-written SQL.
+    and settings changes: the connection for user-written SQL. ``prepare`` runs on a
+    sandboxed connection before external access is switched off and its configuration
+    locked (it loads the fts extension from its installed file and adds search macros).
     """
     path = Path(path)
     if read_only:
@@ -233,6 +257,8 @@ def connect(
             raise WarehouseError(
                 f"no warehouse at {path}: run `papersift run` first, or pass --db"
             )
+        if sandbox and prepare is not None:
+            return _prepared_sandbox(path, prepare)
         return _open(path, read_only=True, config=dict(SANDBOX) if sandbox else {})
     if sandbox:
         raise WarehouseError("a sandboxed connection is read-only")

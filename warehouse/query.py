@@ -12,6 +12,7 @@ import signal
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -113,7 +114,8 @@ _POLL_S = 0.1  # how often the waiting thread looks up (Ctrl-C is seen within th
 
 def run_sql(db_path: str | Path, sql: str, params: list[Any] | None = None, *,
             timeout_s: float | None = DEFAULT_TIMEOUT_S, memory_limit: str = "1GB",
-            threads: int = 2) -> QueryResult:
+            threads: int = 2,
+            prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None) -> QueryResult:
     """Run queries on a sandboxed read-only connection: only SELECT-like statements, no
     file but the warehouse, no extensions, no settings changes; the file never changes.
 
@@ -124,7 +126,7 @@ def run_sql(db_path: str | Path, sql: str, params: list[Any] | None = None, *,
     spill = Path(tempfile.mkdtemp(prefix="papersift-sql-"))
     try:
         con = connect_bounded(db_path, Bounds(spill, memory_limit=memory_limit,
-                                              threads=threads))
+                                              threads=threads), prepare=prepare)
         try:
             return _bounded(con, sql, params or [], timeout_s)
         finally:

@@ -21,6 +21,7 @@ import duckdb
 
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_VIEW
 from papersift.warehouse.db import WarehouseError, connect
+from papersift.warehouse.report_map import MapData, load_map
 
 # The registry's fields shown as sections of each card (schemas.fields), by item name.
 _SHOWN = {spec.item: spec for spec in BUILTIN_FIELDS if spec.shown}
@@ -256,6 +257,7 @@ class ReportData:
     price: Price | None = None
     fields: tuple[str, ...] = FIELDS  # the card sections, built-in then user-defined
     titles: dict[str, str] = dataclasses.field(default_factory=lambda: dict(TITLES))
+    topic_map: MapData | None = None  # areas, map positions, neighbours (papersift index)
 
 
 def normalise_name(name: str) -> str:
@@ -480,6 +482,7 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
     try:
         cards = load_cards(con)
         runs = load_runs(con)
+        topic_map = load_map(con)
     except duckdb.Error as error:
         raise WarehouseError(f"cannot read the report's data from {db_path}: {error}") from error
     finally:
@@ -494,4 +497,5 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
         price=price,
         fields=(*FIELDS, *custom),
         titles={**TITLES, **{name: name.removeprefix(CUSTOM_PREFIX) for name in custom}},
+        topic_map=topic_map,
     )

@@ -30,7 +30,7 @@ from rich.table import Table
 from papersift.errors import PapersiftError
 from papersift.extract.domain.evaluate import headline
 from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, IngestProblem
-from papersift.extract.interface import app, options
+from papersift.extract.interface import app, cli_discover, options
 from papersift.extract.runs.batch import BatchOptions, BatchProgress
 from papersift.extract.runs.pipeline import RunSummary
 from papersift.report.render import write_report
@@ -353,10 +353,22 @@ def sql(query: str, db: Path, fmt: str, timeout_s: float, memory_limit: str) -> 
     """Run a read-only SQL QUERY on the warehouse (writes fail).
 
     Tables and views: papers, sources, tasks, methods, benchmarks, gains,
-    contribution_types, paper_summary, extractions, runs, calls, failures. Ctrl-C stops
-    a query at once.
+    contribution_types, paper_summary, extractions, runs, calls, failures,
+    embeddings, areas, paper_areas. Table macros (after `papersift index`):
+    search_papers('query') (hybrid: BM25 + vectors, reciprocal rank fusion),
+    similar_papers('sha256:...'). Ctrl-C stops a query at once.
     """
-    _print_result(run_sql(db, query, timeout_s=timeout_s, memory_limit=memory_limit), fmt)
+    _print_result(run_sql(db, query, timeout_s=timeout_s, memory_limit=memory_limit,
+                          prepare=_search_macros()), fmt)
+
+
+def _search_macros() -> Callable[[Any], None] | None:
+    """search_papers(q) / similar_papers(id) for `papersift sql`, when [embed] is installed."""
+    try:
+        from papersift.extract.interface.discover import sql_preparer
+    except ImportError:
+        return None
+    return sql_preparer()
 
 
 @cli.command()
@@ -522,6 +534,9 @@ def models() -> None:
         click.echo(f"    {entry.get('path')}")
         if entry.get("install"):
             click.echo(f"    install: {entry['install']}")
+
+
+cli_discover.register(cli, db_option, _known_errors, out, console)
 
 
 def main() -> None:

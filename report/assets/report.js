@@ -12,6 +12,11 @@
     numbers: document.getElementById("filter-numbers"),
     flagged: document.getElementById("filter-flagged"),
   };
+  // the topic map's area filter, present when the warehouse has a map (papersift index)
+  var areaSelect = document.getElementById("filter-area");
+  if (areaSelect) { controls.area = areaSelect; }
+  var container = cards.length ? cards[0].parentNode : null;
+  var anchor = document.getElementById("none-shown");
   var shown = document.getElementById("shown");
   var noneShown = document.getElementById("none-shown");
 
@@ -25,15 +30,29 @@
       types: JSON.parse(card.dataset.types),
       numbers: card.dataset.numbers === "1",
       flagged: card.dataset.flagged === "1",
+      area: card.dataset.area || "",
     };
   });
+  // the original order, restored when the search box is emptied
+  var order = cards.slice();
+
+  function place(sequence) {
+    if (!container) { return; }
+    sequence.forEach(function (card) { container.insertBefore(card, anchor); });
+  }
 
   function applyFilters() {
     var terms = controls.search.value.toLowerCase().split(/\s+/).filter(Boolean);
     var task = controls.task.value, benchmark = controls.benchmark.value, type = controls.type.value;
+    var area = controls.area ? controls.area.value : "";
+    // with a topic map the search box ranks (map.js: BM25 fused with vector neighbours)
+    var ranked = terms.length && window.papersiftRank ? window.papersiftRank(controls.search.value) : null;
     var visible = 0;
-    index.forEach(function (entry) {
-      var ok = terms.every(function (term) { return entry.text.indexOf(term) !== -1; })
+    index.forEach(function (entry, position) {
+      var matched = ranked ? ranked.has(position)
+        : terms.every(function (term) { return entry.text.indexOf(term) !== -1; });
+      var ok = matched
+        && (!area || entry.area === area)
         && (!task || entry.tasks.indexOf(task) !== -1)
         && (!benchmark || entry.benchmarks.indexOf(benchmark) !== -1)
         && (!type || entry.types.indexOf(type) !== -1)
@@ -42,9 +61,17 @@
       entry.card.hidden = !ok;
       if (ok) { visible += 1; }
     });
+    if (ranked) {
+      var positions = order.map(function (card, position) { return position; });
+      positions.sort(function (a, b) { return (ranked.get(b) || 0) - (ranked.get(a) || 0) || a - b; });
+      place(positions.map(function (position) { return order[position]; }));
+    } else if (window.papersiftRank) {
+      place(order);
+    }
     shown.textContent = visible + " of " + cards.length + " papers";
     noneShown.hidden = visible !== 0;
   }
+  window.papersiftApplyFilters = applyFilters;
 
   ["input", "change"].forEach(function (event) {
     Object.keys(controls).forEach(function (name) {
@@ -55,6 +82,7 @@
     controls.search.value = "";
     controls.task.value = controls.benchmark.value = controls.type.value = "";
     controls.numbers.checked = controls.flagged.checked = false;
+    if (controls.area) { controls.area.value = ""; }
     applyFilters();
   });
   document.getElementById("show-markup").addEventListener("change", function (event) {

@@ -1,0 +1,204 @@
+"""The commands that find and show: index, search, similar, areas (thin; see discover.py).
+
+They need the ``[embed]`` extra; it is imported only when one of them runs, so the rest
+of the CLI works without numpy.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+P = ParamSpec("P")
+R = TypeVar("R")
+FIELDS = ("tasks", "methods", "benchmarks", "contribution_types", "area")
+
+
+def _embedding_errors(func: Callable[P, R]) -> Callable[P, R]:
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            from papersift.extract.access.embedding import EmbeddingError
+        except ImportError as error:  # numpy missing: the [embed] extra is not installed
+            raise click.ClickException(
+                f"search needs the [embed] extra ({error}): pip install 'papersift[embed]'"
+            ) from error
+        try:
+            return func(*args, **kwargs)
+        except EmbeddingError as error:
+            raise click.ClickException(str(error)) from error
+    return wrapper
+
+
+def _filters(task: str | None, benchmark: str | None, method: str | None, kind: str | None,
+             has_numbers: bool, area: str | None) -> Any:
+    from papersift.warehouse.search import SearchFilters
+
+    return SearchFilters(task=task, benchmark=benchmark, method=method, type=kind,
+                         has_numbers=has_numbers, area=area)
+
+
+def _filter_options(func: Callable[P, R]) -> Callable[P, R]:
+    for option in reversed((
+        click.option("--task", help="Only papers with a task containing this text."),
+        click.option("--benchmark", help="Only papers using a benchmark containing this text."),
+        click.option("--method", help="Only papers with a method containing this text."),
+        click.option("--type", "kind", help="Only papers of this contribution type."),
+        click.option("--has-numbers", is_flag=True, help="Only papers with claimed gains."),
+        click.option("--area", help="Only papers of this area (its id, or words of its label)."),
+    )):
+        func = option(func)
+    return func
+
+
+def _rows(hits: list[Any], *, with_ranks: bool) -> list[dict[str, Any]]:
+    rows = []
+    for rank, hit in enumerate(hits, start=1):
+        row: dict[str, Any] = {"rank": rank, "paper_id": hit.paper_id, "score": round(hit.score, 5)}
+        if with_ranks:
+            row |= {"keyword_rank": hit.keyword_rank, "vector_rank": hit.vector_rank}
+        row["snippet"] = hit.snippet
+        row |= {name: hit.fields.get(name) for name in FIELDS}
+        rows.append(row)
+    return rows
+
+
+def _print(rows: list[dict[str, Any]], fmt: str, out: Console, title: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["rank"],
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        click.echo(buffer.getvalue(), nl=False)
+        return
+    table = Table(title=title, show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("paper", overflow="fold", max_width=14)
+    table.add_column("score", justify="right")
+    table.add_column("snippet", overflow="fold", ratio=3)
+    table.add_column("fields", overflow="fold", ratio=2)
+    for row in rows:
+        marked = escape(row["snippet"]).replace("«", "[bold yellow]").replace("»", "[/]")
+        fields = "\n".join(f"[dim]{name}:[/] {escape(str(row[name]))}" for name in FIELDS
+                           if row.get(name))
+        table.add_row(str(row["rank"]), row["paper_id"].removeprefix("sha256:")[:12],
+                      f"{row['score']:.4f}", marked, fields)
+    out.print(table)
+
+
+def register(cli: click.Group, db_option: Callable[[Any], Any],
+             known_errors: Callable[[Any], Any], out: Console, console: Console) -> None:
+    """Add index, search, similar and areas to the CLI group."""
+    fmt_option = click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]),
+                              default="table", show_default=True)
+
+    @cli.command("index")
+    @db_option
+    @click.option("--areas", "k", type=int, default=None,
+                  help="Cluster into this many areas instead of choosing by silhouette.")
+    @click.option("--no-areas", is_flag=True, help="Vectors and keyword index only.")
+    @click.option("--remap", is_flag=True,
+                  help="Cluster again even if the papers did not change.")
+    @known_errors
+    @_embedding_errors
+    def index_command(db: Path, k: int | None, no_areas: bool, remap: bool) -> None:
+        """Embed new papers (cached by text hash and model), build the keyword index, map areas."""
+        from papersift.extract.interface.discover import index_collection
+
+        summary = index_collection(db, areas=not no_areas, k=k, remap=remap)
+        console.print(f"{summary.papers} papers: {summary.embedded} embedded "
+                      f"({summary.embed_seconds:.1f}s), {summary.cached} from cache; keyword "
+                      f"index {'rebuilt' if summary.keyword_index_built else 'current'}")
+        if summary.topic_run:
+            console.print(f"topic map {summary.topic_run}: {summary.areas} areas")
+
+    @cli.command()
+    @click.argument("query")
+    @db_option
+    @_filter_options
+    @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid",
+                  show_default=True, help="Fuse both rankings, or use one alone.")
+    @click.option("--limit", type=int, default=10, show_default=True)
+    @fmt_option
+    @known_errors
+    @_embedding_errors
+    def search(query: str, db: Path, task: str | None, benchmark: str | None,
+               method: str | None, kind: str | None, has_numbers: bool, area: str | None,
+               mode: str, limit: int, fmt: str) -> None:
+        """Papers about QUERY: full-text BM25 and vector similarity, fused by reciprocal rank."""
+        from papersift.extract.interface.discover import search as run_search
+
+        hits = run_search(db, query, mode=mode, limit=limit,
+                          filters=_filters(task, benchmark, method, kind, has_numbers, area))
+        _print(_rows(hits, with_ranks=True), fmt, out, f"{mode} search: {query}")
+
+    @cli.command()
+    @click.argument("paper_id", required=False)
+    @click.option("--text", help="Find papers like this text instead of a stored paper.")
+    @db_option
+    @_filter_options
+    @click.option("--limit", type=int, default=10, show_default=True)
+    @fmt_option
+    @known_errors
+    @_embedding_errors
+    def similar(paper_id: str | None, text: str | None, db: Path, task: str | None,
+                benchmark: str | None, method: str | None, kind: str | None,
+                has_numbers: bool, area: str | None, limit: int, fmt: str) -> None:
+        """The papers nearest to PAPER_ID (an id or its prefix) or to --text, by cosine."""
+        from papersift.extract.interface.discover import similar as run_similar
+
+        origin, hits = run_similar(db, paper_id, text=text, limit=limit,
+                                   filters=_filters(task, benchmark, method, kind, has_numbers,
+                                                    area))
+        rows = _rows(hits, with_ranks=False)
+        if origin is not None:
+            for row in rows:
+                row["shared"] = "; ".join(_shared(origin, row))
+        title = f"like {origin['paper_id'][:19] if origin else repr(text)}"
+        _print(rows, fmt, out, title)
+
+    @cli.command("areas")
+    @db_option
+    @fmt_option
+    @known_errors
+    @_embedding_errors
+    def areas_command(db: Path, fmt: str) -> None:
+        """The latest topic map's areas (run `papersift index` to make or refresh it)."""
+        from papersift.extract.interface.discover import areas
+
+        rows = [{**row, "terms": ", ".join(row["terms"])} for row in areas(db)]
+        if fmt != "table":
+            _print(rows, fmt, out, "")
+            return
+        table = Table(title="areas")
+        for column in ("area_id", "size", "label", "terms"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(str(row["area_id"]), str(row["size"]), row["label"], row["terms"])
+        out.print(table)
+
+
+def _shared(origin: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    """The field values a hit shares with the paper it is similar to."""
+    shared = []
+    for name in ("tasks", "methods", "benchmarks", "contribution_types", "area"):
+        mine = {v.strip().lower() for v in str(origin.get(name) or "").split(";") if v.strip()}
+        theirs = {v.strip().lower() for v in str(row.get(name) or "").split(";") if v.strip()}
+        both = sorted(mine & theirs)
+        if both:
+            shared.append(f"{name}: {', '.join(both)}")
+    return shared

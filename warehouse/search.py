@@ -1,0 +1,394 @@
+"""Search inside DuckDB: the fts extension's BM25 fused with vector cosine by reciprocal rank.
+
+The vectors come from elsewhere (the embedding model lives in ``extract``): this module
+stores them, keeps the keyword index current, and runs the SQL. The keyword index is
+DuckDB's ``fts`` extension over ``papers(text)``, loaded from the file that the PyPI
+package ``duckdb-ext-fts`` installs, never from the network.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import platform
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from papersift.warehouse.db import WarehouseError
+
+DIM = 384
+RRF_K = 60  # reciprocal rank fusion: score = sum of 1 / (RRF_K + rank)
+DEPTH = 100  # candidates taken from each ranking before fusing
+MODES = ("hybrid", "keyword", "vector")
+FTS_HINT = "pip install 'papersift[embed]' (duckdb-ext-fts==1.4.4.20260205)"
+SNIPPET_CHARS = 220
+
+
+def fts_extension_dir() -> Path | None:
+    """The extension folder of duckdb-ext-fts (``duckdb_ext/extensions``), if installed."""
+    spec = importlib.util.find_spec("duckdb_ext")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    machine = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine(),
+                                                                             platform.machine())
+    for location in spec.submodule_search_locations:
+        folder = Path(location) / "extensions"
+        if (folder / f"v{duckdb.__version__}" / f"linux_{machine}" / "fts.duckdb_extension"
+                ).is_file() or any(folder.glob("v*/*/fts.duckdb_extension")):
+            return folder
+    return None
+
+
+def load_fts(con: duckdb.DuckDBPyConnection) -> None:
+    """LOAD fts from the installed package's file; WarehouseError naming the fix if absent."""
+    folder = fts_extension_dir()
+    if folder is None:
+        raise WarehouseError(f"keyword search needs DuckDB's fts extension: {FTS_HINT}")
+    try:
+        con.execute("SET extension_directory = ?", [str(folder)])
+        con.execute("LOAD fts")
+    except duckdb.Error as error:
+        raise WarehouseError(f"cannot load the fts extension from {folder}: {error}") from error
+
+
+# --- vectors -------------------------------------------------------------------------
+
+
+def texts_without_vectors(con: duckdb.DuckDBPyConnection, model_id: str) -> list[tuple[str, str]]:
+    """(text_sha256, text) of every paper whose text has no vector of this model yet."""
+    rows = con.execute(
+        "SELECT p.text_sha256, any_value(p.text) FROM papers p "
+        "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_sha256 = p.text_sha256 "
+        "AND e.model_id = ?) GROUP BY 1 ORDER BY 1", [model_id]).fetchall()
+    return [(key, text) for key, text in rows]
+
+
+def store_vectors(con: duckdb.DuckDBPyConnection, model_id: str, keys: Sequence[str],
+                  vectors: Any) -> int:
+    """Insert (key, vector) rows not stored yet (anti-join, then CHECKPOINT); return how many.
+
+    ``vectors`` is a float32 array of shape (len(keys), 384).
+    """
+    if not keys:
+        return 0
+    flat = pa.array(vectors.reshape(-1), type=pa.float32())
+    table = pa.table({"text_sha256": pa.array(list(keys), pa.string()),
+                      "vector": pa.FixedSizeListArray.from_arrays(flat, DIM)})
+    now = datetime.now(UTC).replace(tzinfo=None)
+    con.register("_new_vectors", table)
+    try:
+        before = _count(con, "SELECT count(*) FROM embeddings")
+        con.execute(
+            f"INSERT INTO embeddings SELECT DISTINCT ON (n.text_sha256) n.text_sha256, ?, "
+            f"n.vector::FLOAT[{DIM}], ? FROM _new_vectors n WHERE NOT EXISTS (SELECT 1 FROM "
+            "embeddings e WHERE e.text_sha256 = n.text_sha256 AND e.model_id = ?)",
+            [model_id, now, model_id])
+        added = _count(con, "SELECT count(*) FROM embeddings") - before
+    finally:
+        con.unregister("_new_vectors")
+    con.execute("CHECKPOINT")
+    return added
+
+
+def paper_vectors(con: duckdb.DuckDBPyConnection, model_id: str) -> tuple[list[str], Any]:
+    """(paper ids, float32 array of their vectors), papers with a vector only, by id."""
+    import numpy as np
+
+    table = con.execute(
+        "SELECT p.paper_id, e.vector FROM papers p JOIN embeddings e ON e.text_sha256 = "
+        "p.text_sha256 AND e.model_id = ? ORDER BY p.paper_id", [model_id]).fetch_arrow_table()
+    ids = table.column("paper_id").to_pylist()
+    column = table.column("vector").combine_chunks()
+    flat = column.flatten().to_numpy(zero_copy_only=False) if len(ids) else np.zeros(0)
+    return ids, np.asarray(flat, dtype=np.float32).reshape(len(ids), DIM)
+
+
+def _count(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> int:
+    row = con.execute(sql, params or []).fetchone()
+    return int(row[0]) if row else 0
+
+
+# --- the keyword index ---------------------------------------------------------------
+
+
+def _fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[int, str]:
+    row = con.execute("SELECT count(*), coalesce(bit_xor(hash(paper_id)), 0)::VARCHAR "
+                      "FROM papers").fetchone()
+    assert row is not None
+    return int(row[0]), str(row[1])
+
+
+def ensure_keyword_index(con: duckdb.DuckDBPyConnection) -> bool:
+    """Build the fts index over papers(text) when the set of papers changed; True if built."""
+    load_fts(con)
+    papers, fingerprint = _fingerprint(con)
+    last = con.execute("SELECT fingerprint FROM fts_builds ORDER BY built DESC LIMIT 1").fetchone()
+    exists = _count(con, "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = "
+                    "'fts_main_papers'") > 0
+    if exists and last is not None and last[0] == fingerprint:
+        return False
+    started = time.perf_counter()
+    con.execute("PRAGMA create_fts_index('papers', 'paper_id', 'text', overwrite = 1)")
+    con.execute("INSERT INTO fts_builds VALUES (?, ?, ?, ?)",
+                [datetime.now(UTC).replace(tzinfo=None), papers, fingerprint,
+                 time.perf_counter() - started])
+    # the index is DDL: checkpoint so it never waits in the WAL (README, "Nothing lost")
+    con.execute("CHECKPOINT")
+    return True
+
+
+# --- filters and search --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Narrow the candidates; names match case-insensitively, as substrings."""
+
+    task: str | None = None
+    benchmark: str | None = None
+    method: str | None = None
+    type: str | None = None
+    has_numbers: bool = False
+    area: str | None = None  # an area id, or words of its label
+
+    def where(self) -> tuple[str, list[Any]]:
+        """A predicate on ``p.paper_id`` and its parameters."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for value, view, column in ((self.task, "tasks", "name"),
+                                    (self.benchmark, "benchmarks", "name"),
+                                    (self.method, "methods", "name"),
+                                    (self.type, "contribution_types", "type")):
+            if value:
+                clauses.append(f"p.paper_id IN (SELECT paper_id FROM {view} WHERE "
+                               f"{column} ILIKE ?)")
+                params.append(f"%{value}%")
+        if self.has_numbers:
+            clauses.append("p.paper_id IN (SELECT paper_id FROM gains)")
+        if self.area:
+            if self.area.strip().isdigit():
+                clauses.append("p.paper_id IN (SELECT paper_id FROM paper_areas WHERE "
+                               "area_id = ?)")
+                params.append(int(self.area))
+            else:
+                clauses.append("p.paper_id IN (SELECT paper_id FROM paper_areas WHERE "
+                               "label ILIKE ?)")
+                params.append(f"%{self.area}%")
+        return (" AND ".join(clauses) or "TRUE"), params
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One paper found: its fused score, each ranking's rank and score, and a snippet."""
+
+    paper_id: str
+    score: float
+    keyword_rank: int | None
+    vector_rank: int | None
+    bm25: float | None
+    cosine: float | None
+    snippet: str
+    fields: dict[str, Any]
+
+
+_KEYWORD_RANKING = """
+    SELECT paper_id, bm25, row_number() OVER (ORDER BY bm25 DESC, paper_id) AS kw_rank
+    FROM (SELECT paper_id, fts_main_papers.match_bm25(paper_id, $query) AS bm25 FROM allowed)
+    WHERE bm25 IS NOT NULL ORDER BY bm25 DESC LIMIT $depth"""
+_VECTOR_RANKING = """
+    SELECT paper_id, cosine, row_number() OVER (ORDER BY cosine DESC, paper_id) AS vec_rank
+    FROM (SELECT a.paper_id, array_cosine_similarity(e.vector, $vector::FLOAT[384]) AS cosine
+          FROM allowed a JOIN embeddings e ON e.text_sha256 = a.text_sha256
+          AND e.model_id = $model_id)
+    ORDER BY cosine DESC LIMIT $depth"""
+_NO_KEYWORD = ("SELECT NULL::VARCHAR AS paper_id, NULL::DOUBLE AS bm25, "
+               "NULL::BIGINT AS kw_rank LIMIT 0")
+_NO_VECTOR = ("SELECT NULL::VARCHAR AS paper_id, NULL::FLOAT AS cosine, "
+              "NULL::BIGINT AS vec_rank LIMIT 0")
+_RANKINGS = """
+WITH allowed AS (SELECT p.paper_id, p.text_sha256 FROM papers p WHERE {where}),
+kw AS ({keyword}),
+vec AS ({vector})
+SELECT paper_id,
+       coalesce(1.0 / ($rrf_k + kw_rank), 0) + coalesce(1.0 / ($rrf_k + vec_rank), 0) AS score,
+       kw_rank, vec_rank, bm25, cosine
+FROM kw FULL OUTER JOIN vec USING (paper_id)
+ORDER BY score DESC, paper_id LIMIT $limit
+"""
+
+
+def rank(con: duckdb.DuckDBPyConnection, query: str, vector: Sequence[float] | None,
+         model_id: str | None, *, mode: str = "hybrid", filters: SearchFilters | None = None,
+         limit: int = 10, depth: int = DEPTH) -> list[tuple[Any, ...]]:
+    """(paper_id, score, kw_rank, vec_rank, bm25, cosine), best first (fts must be loaded)."""
+    if mode not in MODES:
+        raise WarehouseError(f"unknown search mode {mode!r}: one of {', '.join(MODES)}")
+    use_keyword = mode != "vector"
+    use_vector = mode != "keyword" and vector is not None
+    where, where_params = (filters or SearchFilters()).where()
+    sql = _RANKINGS.format(where=_positional_to_named(where, len(where_params)),
+                           keyword=_KEYWORD_RANKING if use_keyword else _NO_KEYWORD,
+                           vector=_VECTOR_RANKING if use_vector else _NO_VECTOR)
+    params: dict[str, Any] = {"rrf_k": RRF_K, "limit": limit}
+    if use_keyword:
+        params |= {"query": query, "depth": depth}
+    if use_vector and vector is not None:
+        params |= {"vector": vector_param(vector), "model_id": model_id or "", "depth": depth}
+    params.update({f"f{index}": value for index, value in enumerate(where_params)})
+    try:
+        return con.execute(sql, params).fetchall()
+    except duckdb.Error as error:
+        raise WarehouseError(f"search failed: {error}") from error
+
+
+def vector_param(vector: Sequence[float]) -> str:
+    """A vector as the text of a DuckDB array literal: binding it so and casting in SQL takes
+    milliseconds, where binding a 384-item Python list takes most of a second."""
+    return "[" + ",".join(f"{float(x):.8g}" for x in vector) + "]"
+
+
+def _positional_to_named(where: str, count: int) -> str:
+    for index in range(count):
+        where = where.replace("?", f"$f{index}", 1)
+    return where
+
+
+def neighbours(con: duckdb.DuckDBPyConnection, vector: Sequence[float], model_id: str, *,
+               exclude: str | None = None, filters: SearchFilters | None = None,
+               limit: int = 10) -> list[tuple[str, float]]:
+    """(paper_id, cosine) of the papers nearest to ``vector``, nearest first."""
+    where, where_params = (filters or SearchFilters()).where()
+    rows = con.execute(
+        f"SELECT p.paper_id, array_cosine_similarity(e.vector, ?::FLOAT[{DIM}]) AS cosine "
+        "FROM papers p JOIN embeddings e ON e.text_sha256 = p.text_sha256 AND e.model_id = ? "
+        f"WHERE p.paper_id IS DISTINCT FROM ? AND {where} ORDER BY cosine DESC, p.paper_id "
+        "LIMIT ?", [vector_param(vector), model_id, exclude, *where_params, limit]).fetchall()
+    return [(paper_id, float(cosine)) for paper_id, cosine in rows]
+
+
+def stored_vector(con: duckdb.DuckDBPyConnection, paper_id: str, model_id: str) -> list[float]:
+    """The stored vector of one paper (a unique id prefix is enough)."""
+    rows = con.execute(
+        "SELECT p.paper_id, e.vector FROM papers p LEFT JOIN embeddings e ON e.text_sha256 = "
+        "p.text_sha256 AND e.model_id = ? WHERE p.paper_id LIKE ? || '%' OR p.paper_id LIKE "
+        "'sha256:' || ? || '%' LIMIT 2", [model_id, paper_id, paper_id]).fetchall()
+    if not rows:
+        raise WarehouseError(f"no paper {paper_id!r} in the warehouse")
+    if len(rows) > 1:
+        raise WarehouseError(f"{paper_id!r} names more than one paper: give more of its id")
+    if rows[0][1] is None:
+        raise WarehouseError(f"paper {rows[0][0]} has no vector yet: run `papersift index`")
+    return list(rows[0][1])
+
+
+def paper_fields(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]
+                 ) -> dict[str, dict[str, Any]]:
+    """The wide fields of some papers (text, tasks, methods, benchmarks, types, area)."""
+    if not paper_ids:
+        return {}
+    has_areas = _count(con, "SELECT count(*) FROM topic_runs") > 0
+    area = ("(SELECT area_id || ' ' || label FROM paper_areas pa WHERE pa.paper_id = "
+            "s.paper_id)" if has_areas else "NULL")
+    cursor = con.execute(
+        f"SELECT s.paper_id, s.text, s.tasks, s.methods, s.benchmarks, s.contribution_types, "
+        f"s.claimed_gains, {area} AS area FROM paper_summary s WHERE s.paper_id IN "
+        "(SELECT unnest(?))", [list(paper_ids)])
+    columns = [d[0] for d in cursor.description or []]
+    return {row[0]: dict(zip(columns, row, strict=True)) for row in cursor.fetchall()}
+
+
+# --- snippets ------------------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_STOP = frozenset((  # noqa: SIM905
+    "a an and are as at be by for from in into is it of on or that the their "
+    "this to with without we our via using between").split())
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's words worth marking: lowercased, stop words out, 3+ characters."""
+    return [w for w in (m.lower() for m in _WORD.findall(query)) if w not in _STOP and len(w) > 2]
+
+
+def _stem(word: str) -> str:
+    return word[:max(4, len(word) - 3)] if len(word) > 5 else word
+
+
+def snippet(text: str, query: str, width: int = SNIPPET_CHARS, mark: tuple[str, str] = ("«", "»")
+            ) -> str:
+    """The ``width``-character window of ``text`` with the most query words, each marked."""
+    flat = " ".join(text.split())
+    stems = {_stem(term) for term in query_terms(query)}
+    hits = [(m.start(), m.end()) for m in _WORD.finditer(flat)
+            if stems and any(m.group().lower().startswith(s) for s in stems)]
+    start = 0
+    if hits:
+        best = max(range(len(hits)), key=lambda i: sum(
+            1 for s, _ in hits[i:] if s < hits[i][0] + width))
+        start = max(0, min(hits[best][0] - 40, len(flat) - width))
+        while start > 0 and flat[start - 1] != " ":
+            start -= 1
+    end = min(len(flat), start + width)
+    pieces: list[str] = ["…" if start > 0 else ""]
+    cursor = start
+    for s, e in hits:
+        if s < start or e > end:
+            continue
+        pieces += [flat[cursor:s], mark[0], flat[s:e], mark[1]]
+        cursor = e
+    pieces.append(flat[cursor:end] + ("…" if end < len(flat) else ""))
+    return "".join(pieces)
+
+
+# --- SQL for users -------------------------------------------------------------------
+
+
+def prepare_sql(con: duckdb.DuckDBPyConnection,
+                embed_query: Callable[[str], list[float]] | None, model_id: str | None) -> None:
+    """Give a connection ``search_papers(q)`` and ``similar_papers(paper_id)`` table macros.
+
+    ``embed_query`` becomes the SQL function ``embed(text)``; without it the macros rank
+    by keywords only. Needs fts loadable (call before the connection is locked).
+    """
+    if fts_extension_dir() is None:
+        return
+    load_fts(con)
+    if _count(con, "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = "
+              "'fts_main_papers'") == 0:
+        return
+    model = (model_id or "").replace("'", "''")
+    if embed_query is not None:
+        con.create_function("embed", embed_query, ["VARCHAR"],  # type: ignore[list-item]
+                            f"FLOAT[{DIM}]", side_effects=False)  # type: ignore[arg-type]
+        vector_rank = f"""
+            SELECT paper_id, row_number() OVER (ORDER BY cosine DESC, paper_id) AS vec_rank FROM (
+              SELECT p.paper_id, array_cosine_similarity(e.vector, embed(q)) AS cosine
+              FROM papers p JOIN embeddings e ON e.text_sha256 = p.text_sha256
+              AND e.model_id = '{model}') ORDER BY cosine DESC LIMIT {DEPTH}"""
+    else:
+        vector_rank = "SELECT NULL::VARCHAR AS paper_id, NULL::BIGINT AS vec_rank LIMIT 0"
+    con.execute(f"""
+        CREATE OR REPLACE TEMP MACRO search_papers(q) AS TABLE
+        WITH kw AS (
+            SELECT paper_id, row_number() OVER (ORDER BY bm25 DESC, paper_id) AS kw_rank
+            FROM (SELECT paper_id, fts_main_papers.match_bm25(paper_id, q) AS bm25 FROM papers)
+            WHERE bm25 IS NOT NULL ORDER BY bm25 DESC LIMIT {DEPTH}),
+        vec AS ({vector_rank})
+        SELECT paper_id, coalesce(1.0 / ({RRF_K} + kw_rank), 0)
+                         + coalesce(1.0 / ({RRF_K} + vec_rank), 0) AS score, kw_rank, vec_rank
+        FROM kw FULL OUTER JOIN vec USING (paper_id) ORDER BY score DESC, paper_id""")
+    con.execute(f"""
+        CREATE OR REPLACE TEMP MACRO similar_papers(pid) AS TABLE
+        SELECT p.paper_id, array_cosine_similarity(e.vector, t.vector) AS cosine
+        FROM papers p JOIN embeddings e ON e.text_sha256 = p.text_sha256
+        AND e.model_id = '{model}'
+        JOIN (SELECT e2.vector FROM papers p2 JOIN embeddings e2 ON e2.text_sha256 =
+              p2.text_sha256 AND e2.model_id = '{model}' WHERE p2.paper_id = pid) t ON TRUE
+        WHERE p.paper_id <> pid ORDER BY cosine DESC, p.paper_id""")
