@@ -89,7 +89,7 @@ def test_hostile_drafts_and_headers_never_crash_or_stall(tmp_path: Path, seed: i
     for reason, detail in stored_rows(db, "SELECT reason, detail FROM failures"):
         assert reason in {"http_429", "schema_violation", "invalid_json"}, (reason, detail)
         if reason == "http_429":
-            assert "asked to wait" in detail or "after 4 attempt(s)" in detail, detail
+            assert "the retry budget" in detail, detail  # and the wait asked, if any
 
 
 @pytest.mark.parametrize("asked", ["100000", "1e9", "Wed, 21 Oct 2099 07:28:00 GMT"])
@@ -107,4 +107,4 @@ def test_a_wait_past_the_budget_fails_the_paper_at_once(tmp_path: Path, asked: s
     assert seconds < POLICY.max_elapsed_s * 3
     for reason, detail in stored_rows(db, "SELECT reason, detail FROM failures"):
         assert reason == "http_429"
-        assert "the server asked to wait" in detail and "beyond the retry budget" in detail
+        assert "the server asked to wait" in detail and "cannot pay it" in detail

@@ -185,19 +185,24 @@ class _StopWithinBudget:
     def __call__(self, state: RetryCallState) -> bool:
         policy = self.policy
         elapsed = state.seconds_since_start or 0.0
-        if state.attempt_number >= policy.max_attempts or elapsed >= policy.max_elapsed_s:
-            return True
         asked = asked_wait(state)
-        if asked is None:
+        spent = state.attempt_number >= policy.max_attempts or elapsed >= policy.max_elapsed_s
+        beyond = asked is not None and (asked > policy.max_retry_after_s
+                                        or elapsed + asked > policy.max_elapsed_s)
+        if not (spent or beyond):
             return False
-        if asked > policy.max_retry_after_s or elapsed + asked > policy.max_elapsed_s:
-            log = _current_log.get()
-            if log is not None:
-                log.note = (f"the server asked to wait {asked:,.0f} s (Retry-After), beyond "
-                            f"the retry budget ({policy.max_retry_after_s:g} s per wait, "
-                            f"{policy.max_elapsed_s:g} s in all); rerun later")
-            return True
-        return False
+        log = _current_log.get()
+        if log is not None:
+            budget = (f"the retry budget ({policy.max_attempts} attempts, "
+                      f"{policy.max_retry_after_s:g} s per wait, {policy.max_elapsed_s:g} s "
+                      "in all)")
+            if asked is None:
+                log.note = f"{budget} is spent"
+            else:
+                shown = f"{asked:,.0f}" if asked >= 10 else f"{asked:.2g}"
+                log.note = (f"the server asked to wait {shown} s (Retry-After); {budget} "
+                            f"{'cannot pay it' if beyond else 'is spent'}; rerun later")
+        return True
 
 
 _RETRIED_ERRORS = (RetryableStatusError, httpx2.TimeoutException, httpx2.NetworkError,
