@@ -9,20 +9,25 @@ import duckdb
 
 from papersift.warehouse.db import WarehouseError, connect
 
-FORMATS = ("csv", "parquet", "jsonl")
+FORMATS = ("csv", "parquet", "jsonl", "xlsx")
 
 _ITEM = "evidence, char_start, char_end, alignment, align_score"
 # Long tables: one row per item of each paper's latest extraction.
 _LONG = {
     "contribution_types": "SELECT paper_id, idx, type FROM contribution_types",
-    "tasks": f"SELECT paper_id, idx, name, {_ITEM} FROM tasks",
+    "tasks": f"SELECT paper_id, idx, name, canonical, entity_id, {_ITEM} FROM tasks",
     "methods": (
-        f"SELECT paper_id, idx, name, expansion, {{aliases}} AS aliases, {_ITEM} FROM methods"
+        "SELECT paper_id, idx, name, canonical, entity_id, expansion, {aliases} AS aliases, "
+        f"{_ITEM} FROM methods"
     ),
-    "benchmarks": f"SELECT paper_id, idx, name, kind, introduced, {_ITEM} FROM benchmarks",
+    "benchmarks": (
+        "SELECT paper_id, idx, name, canonical, entity_id, kind, introduced, "
+        f"{_ITEM} FROM benchmarks"
+    ),
     "gains": (
-        "SELECT paper_id, idx, metric, value, unit, kind, baseline, dataset, value_in_evidence, "
-        f"{_ITEM} FROM gains"
+        "SELECT paper_id, idx, metric, canonical_metric, metric_entity_id, metric_direction, "
+        "metric_kind, value, unit, kind, baseline, dataset, canonical_dataset, "
+        f"dataset_entity_id, value_in_evidence, {_ITEM} FROM gains"
     ),
     "sources": "SELECT * FROM sources",
     "failures": "SELECT * FROM failures",
@@ -84,6 +89,10 @@ def export(db_path: str | Path, out_dir: str | Path, fmt: str) -> list[Exported]
         raise WarehouseError(f"unknown export format {fmt!r}; choose one of {FORMATS}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if fmt == "xlsx":
+        from papersift.warehouse.workbook import write_workbook
+
+        return [Exported(path, rows) for path, rows in write_workbook(db_path, out)]
     con = connect(db_path, read_only=True)
     written: list[Exported] = []
     try:

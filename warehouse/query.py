@@ -73,7 +73,8 @@ def check_read_only(sql: str) -> None:
             )
 
 
-def run_sql(db_path: str | Path, sql: str, params: list[Any] | None = None) -> QueryResult:
+def run_sql(db_path: str | Path, sql: str,
+            params: list[Any] | dict[str, Any] | None = None) -> QueryResult:
     """Run queries on a sandboxed read-only connection: only SELECT-like statements, no
     file but the warehouse, no extensions, no settings changes; the file never changes."""
     check_read_only(sql)
@@ -94,18 +95,26 @@ class SavedQuery:
     name: str
     description: str
     sql: str
+    params: tuple[str, ...] = ()  # from a "-- params: a, b" line; used as $a, $b
 
 
 def saved_queries(directory: Path = QUERIES_DIR) -> dict[str, SavedQuery]:
-    """Saved queries by name; each file's leading ``--`` comment lines are its description."""
+    """Saved queries by name; each file's leading ``--`` comment lines are its description,
+    except a ``-- params: a, b`` line, which names its parameters."""
     found = {}
     for path in sorted(directory.glob("*.sql")):
         text = path.read_text(encoding="utf-8")
-        comment = []
+        comment: list[str] = []
+        params: tuple[str, ...] = ()
         for line in text.splitlines():
             if not line.startswith("--"):
                 break
-            comment.append(line.removeprefix("--").strip())
+            line = line.removeprefix("--").strip()
+            if line.startswith("params:"):
+                params = tuple(p.strip() for p in line.removeprefix("params:").split(",")
+                               if p.strip())
+            else:
+                comment.append(line)
         name = re.sub(r"^\d+_", "", path.stem)
-        found[name] = SavedQuery(name, " ".join(comment).strip(), text)
+        found[name] = SavedQuery(name, " ".join(comment).strip(), text, params)
     return found

@@ -46,6 +46,7 @@ from papersift.extract.runs.pipeline import (
     jobs_from,
     new_run_id,
 )
+from papersift.extract.runs.canon import entities_after_run
 from papersift.prompts import DEFAULT_PROMPT, load_prompt
 from papersift.warehouse import Warehouse
 from papersift.warehouse.batches import get_batch, requests_of
@@ -213,6 +214,7 @@ def run_inputs(
         )
         report.new_papers = _papers_stored(warehouse) - before
         summary.input_problems = [p for p in report.problems if p.reason != "too_long"]
+        entities_after_run(warehouse)
     return report, summary
 
 
@@ -249,10 +251,12 @@ def extract_stored(
             f"SELECT paper_id, text FROM papers {where} ORDER BY first_seen, paper_id", params
         ).fetchall()
         jobs = jobs_for_stored(rows, settings.max_chars)
-        return _extract_jobs(
+        summary = _extract_jobs(
             warehouse, _as_chunks(jobs), settings, run_id=run_id, inputs=["<warehouse>"],
             progress=progress, transport=transport, endpoint=endpoint, on_poll=on_poll,
         )
+        entities_after_run(warehouse)
+        return summary
 
 
 def resume_batch(
