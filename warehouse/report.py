@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from papersift.warehouse.db import WarehouseError, connect
+from papersift.warehouse.report_entities import LeaderRow, entity_aliases, load_leaderboard
 
 FIELDS = ("task", "method", "benchmark", "gain")
 
@@ -40,6 +41,13 @@ class Item:
     unit: str | None = None  # gains only
     value_in_evidence: bool | None = None  # gains only
     introduced: bool | None = None  # benchmarks only: the paper introduces it
+    canonical: str | None = None  # the canonical entity's name (metric for gains)
+    aliases: tuple[str, ...] = ()  # every spelling of that entity
+
+    @property
+    def shown(self) -> str:
+        """The name items are counted by: the canonical entity's, else the item's own."""
+        return self.canonical or self.name
 
     @property
     def key(self) -> str:
@@ -240,6 +248,7 @@ class ReportData:
     overview: Overview
     papers: tuple[PaperCard, ...]
     price: Price | None = None
+    leaderboard: tuple[LeaderRow, ...] = ()
 
 
 def normalise_name(name: str) -> str:
@@ -275,8 +284,12 @@ _DETAILS = {
 }
 
 
-def _item(kind: str, row: dict[str, Any]) -> Item:
+def _item(kind: str, row: dict[str, Any],
+          aliases: dict[str, tuple[str, ...]] | None = None) -> Item:
+    entity = row.get("metric_entity_id" if kind == "gain" else "entity_id")
     return Item(
+        canonical=row.get("canonical_metric" if kind == "gain" else "canonical"),
+        aliases=(aliases or {}).get(str(entity), ()) if entity else (),
         field=kind,
         idx=int(row["idx"]),
         name=str(row["metric"] if kind == "gain" else row["name"]),
@@ -315,9 +328,10 @@ def load_cards(con: duckdb.DuckDBPyConnection) -> list[PaperCard]:
     for row in _rows(con, "SELECT extraction_id, type FROM contribution_types ORDER BY idx"):
         types[row["extraction_id"]].append(row["type"])
     items: dict[str, list[Item]] = defaultdict(list)
+    aliases = entity_aliases(con)
     for kind in FIELDS:
         for row in _rows(con, f"SELECT * FROM {_VIEWS[kind]} ORDER BY extraction_id, idx"):
-            items[row["extraction_id"]].append(_item(kind, row))
+            items[row["extraction_id"]].append(_item(kind, row, aliases))
     failures = {row["paper_id"]: f"{row['stage']} · {row['reason']}: {row['detail'] or ''}"
                 for row in _rows(con, """
         SELECT paper_id, stage, reason, detail FROM failures WHERE paper_id IS NOT NULL
@@ -385,11 +399,11 @@ def _gain_groups(cards: Iterable[PaperCard]) -> tuple[GainGroup, ...]:
     grouped: dict[tuple[str, str], list[tuple[str, Item]]] = defaultdict(list)
     for card in cards:
         for item in card.of("gain"):
-            grouped[normalise_name(item.name), normalise_name(item.unit or "")].append(
+            grouped[normalise_name(item.shown), normalise_name(item.unit or "")].append(
                 (card.paper_id, item))
     groups = []
     for members in grouped.values():
-        metric = Counter(item.name for _, item in members).most_common(1)[0][0]
+        metric = Counter(item.shown for _, item in members).most_common(1)[0][0]
         unit = Counter(item.unit for _, item in members).most_common(1)
         values = tuple(sorted(item.value for _, item in members if item.value is not None))
         groups.append(GainGroup(
@@ -424,11 +438,11 @@ def summarise(cards: list[PaperCard], runs: list[RunInfo], top: int | None = 10)
         collections=tuple(Count(name, n) for name, n in sorted(
             collections.items(), key=lambda pair: (-pair[1], pair[0]))),
         contribution_types=_count_names((c.contribution_types for c in cards), None),
-        top_tasks=_count_names(([i.name for i in c.of("task")] for c in cards), top),
+        top_tasks=_count_names(([i.shown for i in c.of("task")] for c in cards), top),
         top_benchmarks=_count_names(
-            ([i.name for i in c.of("benchmark")] for c in cards), top),
+            ([i.shown for i in c.of("benchmark")] for c in cards), top),
         new_benchmarks=_count_names(
-            ([i.name for i in c.of("benchmark") if i.introduced]
+            ([i.shown for i in c.of("benchmark") if i.introduced]
              for c in cards), None),
         gains=_gain_groups(cards),
         versions=tuple(Versions(*key, papers=n) for key, n in versions.most_common()),
@@ -446,6 +460,7 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
     try:
         cards = load_cards(con)
         runs = load_runs(con)
+        leaderboard = tuple(load_leaderboard(con))
     except duckdb.Error as error:
         raise WarehouseError(f"cannot read the report's data from {db_path}: {error}") from error
     finally:
@@ -456,4 +471,5 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
         overview=summarise(cards, runs, top=top),
         papers=tuple(cards),
         price=price,
+        leaderboard=leaderboard,
     )

@@ -39,7 +39,7 @@ SELECT entity_id, kind, canonical, keys, array_to_string(aliases, '; ') AS alias
        (SELECT count(DISTINCT paper_id) FROM ({usage}) u WHERE u.entity_id = e.entity_id)
            AS papers
 FROM entities e
-WHERE ($kind IS NULL OR kind = $kind) AND (NOT $merged OR keys > 1)
+WHERE ($kind IS NULL OR kind = $kind) AND (NOT $merged OR len(aliases) > 1)
   AND (NOT $unknown OR (kind = 'metric' AND direction IS NULL))
 ORDER BY papers DESC, entity_id
 LIMIT $limit

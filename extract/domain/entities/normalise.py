@@ -17,10 +17,12 @@ KINDS = ("benchmark", "method", "metric", "task")
 _DASHES = re.compile(r"[\u2010-\u2015\u2212\u2043\ufe58\ufe63\uff0d]")
 _TEX_COMMAND = re.compile(r"\\[a-zA-Z]+\*?\s*")
 _MARKUP = re.compile(r"[{}$*`\"'“”‘’]")
-_SEPARATORS = re.compile(r"[\s\-_/:,;()\[\]|+&]+")
+_SEPARATORS = re.compile(r"[\s\-_/:,;()\[\]|&]+")
+_PLUS = re.compile(r"\+")
 _VERSION_PREFIX = re.compile(r"^v(?=\d)")
 _TRAILING_ZERO = re.compile(r"^(\d+)\.0$")
 _DIGIT = re.compile(r"\d")
+_PLURAL = re.compile(r"[a-z]{3}[^su]s$")
 _METRIC_SCOPE = re.compile(r"\s+(?:on|across|over)\s+.*$")
 # Words that name the kind of thing rather than the thing: dropped at either end of a key.
 _NEUTRAL_EDGES = {
@@ -56,6 +58,7 @@ def tokens(name: str, kind: str = "benchmark") -> list[str]:
     text = clean(name).casefold()
     if kind == "metric":
         text = _METRIC_SCOPE.sub("", text) or text
+    text = _PLUS.sub(" plus ", text)  # HumanEval+ and ScanNet++ are other benchmarks
     for raw in _SEPARATORS.split(text):
         token = raw.strip(".")
         if not token:
@@ -65,6 +68,8 @@ def tokens(name: str, kind: str = "benchmark") -> list[str]:
         if kind == "metric":
             token = METRIC_WORDS.get(token, token)
         found.append(token)
+    if kind in ("metric", "task") and found and _PLURAL.search(found[-1]):
+        found[-1] = found[-1][:-1]  # "speedups", "success rates": one metric
     return found
 
 
