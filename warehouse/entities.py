@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
@@ -59,6 +59,14 @@ def new_spellings(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     return [(str(k), str(n)) for k, n in con.execute(
         f"SELECT kind, name FROM ({_SPELLINGS}) s WHERE NOT EXISTS (SELECT 1 FROM "
         "entity_names e WHERE e.kind = s.kind AND e.name = s.name) ORDER BY kind, name"
+    ).fetchall()]
+
+
+def unembedded_keys(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """(kind, key) of every stored key the embedding stage has not compared yet."""
+    return [(str(k), str(key)) for k, key in con.execute(
+        "SELECT DISTINCT kind, name_key FROM entity_names n WHERE NOT EXISTS (SELECT 1 FROM "
+        "entity_embedded e WHERE e.kind = n.kind AND e.name_key = n.name_key)"
     ).fetchall()]
 
 
@@ -153,6 +161,7 @@ class PassRows:
     seconds: float
     embedder: str
     notes: str
+    embedded: list[tuple[str, str, str]] = field(default_factory=list)  # kind, key, model
 
 
 def write_pass(con: duckdb.DuckDBPyConnection, rows: PassRows) -> str:
@@ -177,6 +186,8 @@ def write_pass(con: duckdb.DuckDBPyConnection, rows: PassRows) -> str:
                                             "canonical", "direction", "metric_kind",
                                             "created"),
                 [(pass_id, seq, *row, now) for row in rows.assignments])
+        _insert(con, "entity_embedded", ("kind", "name_key", "model", "pass_id"),
+                [(*row, pass_id) for row in rows.embedded])
         con.execute("INSERT INTO entity_passes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [pass_id, seq, now, rows.seconds, rows.vocabulary, rows.user_seq,
                      len(rows.names), len(rows.decisions), len(rows.assignments),

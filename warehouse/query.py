@@ -109,12 +109,12 @@ def saved_queries(directory: Path = QUERIES_DIR) -> dict[str, SavedQuery]:
         for line in text.splitlines():
             if not line.startswith("--"):
                 break
-            line = line.removeprefix("--").strip()
-            if line.startswith("params:"):
-                params = tuple(p.strip() for p in line.removeprefix("params:").split(",")
+            said = line.removeprefix("--").strip()
+            if said.startswith("params:"):
+                params = tuple(p.strip() for p in said.removeprefix("params:").split(",")
                                if p.strip())
             else:
-                comment.append(line)
+                comment.append(said)
         name = re.sub(r"^\d+_", "", path.stem)
         found[name] = SavedQuery(name, " ".join(comment).strip(), text, params)
     return found

@@ -34,6 +34,7 @@ from papersift.extract.runs.batch import (
     check_resumable,
     prepare_request,
 )
+from papersift.extract.runs.canon import entities_after_run
 from papersift.extract.runs.pipeline import (
     IngestReport,
     Job,
@@ -46,7 +47,6 @@ from papersift.extract.runs.pipeline import (
     jobs_from,
     new_run_id,
 )
-from papersift.extract.runs.canon import entities_after_run
 from papersift.prompts import DEFAULT_PROMPT, load_prompt
 from papersift.warehouse import Warehouse
 from papersift.warehouse.batches import get_batch, requests_of

@@ -176,7 +176,7 @@ def merge(db: Path, refs: Sequence[str], kind: str | None = None,
         if not wanted:
             raise EntityError(f"{', '.join(refs)} are already one entity ({first.entity_id})")
         store.add_user_decisions(con, wanted)
-        summary = canonicalise(con)
+        summary = canonicalise(con, CanonOptions(embeddings=False))
         merged = _by_key(con, first.kind, first.keys[0])
         return merged, summary
 
@@ -203,7 +203,7 @@ def split(db: Path, ref: str, names: Sequence[str], kind: str | None = None,
             pairs = [(a, b) for i, a in enumerate(entity.keys) for b in entity.keys[i + 1:]]
         store.add_user_decisions(con, [(entity.kind, a, b, "different", note)
                                        for a, b in pairs])
-        summary = canonicalise(con)
+        summary = canonicalise(con, CanonOptions(embeddings=False))
         parts = {_by_key(con, entity.kind, key).entity_id for key in entity.keys}
         return [r for r in (_entity(con, p) for p in sorted(parts)) if r], summary
 

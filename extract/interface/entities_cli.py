@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 import click
 from rich.console import Console
@@ -14,6 +17,8 @@ from papersift.extract.runs.canon import CanonOptions, PassSummary
 from papersift.warehouse import WarehouseError
 from papersift.warehouse.query import QueryResult
 
+P = ParamSpec("P")
+R = TypeVar("R")
 _out = Console()
 _err = Console(stderr=True)
 _db = click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
@@ -52,12 +57,11 @@ def _summary(summary: PassSummary) -> None:
         click.echo(f"  note: {note}")
 
 
-def _guarded(func):  # type: ignore[no-untyped-def]
+def _guarded(func: Callable[P, R]) -> Callable[P, R]:
     """Known errors become one clean message and exit status 1."""
-    import functools
 
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except WarehouseError as error:
@@ -118,7 +122,8 @@ def show_command(entity: str, db: Path, kind: str | None) -> None:
     extra = f" · {view.direction} is better · {view.metric_kind}" if view.direction else ""
     click.echo(f"{ref.entity_id}  {ref.canonical}  ({ref.kind}{extra})")
     for name, key, source, papers in view.spellings:
-        click.echo(f"  {name!r:40} key {key:28} {papers} paper(s){'' if source == 'items' else ' · stated in an abstract'}")
+        stated = "" if source == "items" else " · stated in an abstract"
+        click.echo(f"  {name!r:40} key {key:28} {papers} paper(s){stated}")
     if view.decisions:
         click.echo("decisions:")
     for verdict, stage, a, b, score, detail, by in view.decisions:

@@ -184,39 +184,51 @@ def _assignments(resolved: dict[str, list[Entity]], vocabulary: Vocabulary
 def canonicalise(con: duckdb.DuckDBPyConnection, options: CanonOptions = CanonOptions(),
                  embedder: Embedder | None = None) -> PassSummary:
     """One pass: skip when nothing changed, else add the new spellings, run the stages
-    on them, resolve, and store the decisions and every key whose entity changed."""
+    on them, resolve, and store the decisions and every key whose entity changed.
+
+    With ``options.embeddings`` the embedding stage compares every key it has not
+    compared before (also keys an earlier pass without embeddings added)."""
     started = time.perf_counter()
     vocabulary = load_vocabulary(options.alias_files)
     last = store.last_pass(con)
     spellings = store.new_spellings(con)
     user_seq = store.user_seq(con)
-    if not spellings and last.vocabulary in (vocabulary.fingerprint, None) \
-            and last.user_seq == user_seq and (last.seq > 0 or user_seq == 0):
+    pending = store.unembedded_keys(con) if options.embeddings else []
+    unchanged = (not spellings and last.vocabulary in (vocabulary.fingerprint, None)
+                 and last.user_seq == user_seq and (last.seq > 0 or user_seq == 0))
+    if unchanged and not pending:
         return PassSummary(up_to_date=True, seconds=time.perf_counter() - started)
+    summary = PassSummary(up_to_date=False, new_names=len(spellings))
     new_rows = [(kind, name, name_key(name, kind), "items") for kind, name in spellings]
     stated, stated_names = _stated(con, spellings) if spellings else ([], [])
-    # the names of this pass, stored and new, before the similarity stage
-    names = _names_by_kind(con)
+    names = _names_by_kind(con)  # stored and new names, before the similarity stage
     for kind, name, key, _ in [*new_rows, *stated_names]:
         names[kind].setdefault(key, Name(key)).surfaces.setdefault(name, 0)
-    new_keys: dict[str, set[str]] = defaultdict(set)
-    for kind, _, key, _ in [*new_rows, *stated_names]:
-        new_keys[kind].add(key)
-    summary = PassSummary(up_to_date=False, new_names=len(spellings))
+    to_embed: dict[str, set[str]] = defaultdict(set)
+    for kind, key in pending:
+        to_embed[kind].add(key)
     similar: list[Decision] = []
-    if options.embeddings and any(new_keys.values()):
+    embedded: list[tuple[str, str, str]] = []
+    if options.embeddings:
+        for kind, _, key, _ in [*new_rows, *stated_names]:
+            to_embed[kind].add(key)
         if embedder is None:
             embedder, summary.embedder = load_embedder_or_note()
         else:
             summary.embedder = embedder.model_id
-        if embedder is not None:
-            for kind in KINDS:
-                similar += _embedding_stage(kind, names[kind], new_keys[kind], embedder,
-                                            options.threshold)
-        else:
+        if embedder is None:
             summary.notes.append(summary.embedder)
-    elif not options.embeddings:
-        summary.embedder = "embedding stage off (--no-embeddings)"
+            if unchanged:  # only the embedding stage had work, and it cannot run
+                return PassSummary(up_to_date=True, embedder=summary.embedder,
+                                   seconds=time.perf_counter() - started,
+                                   notes=summary.notes)
+        else:
+            for kind in KINDS:
+                similar += _embedding_stage(kind, names[kind], to_embed[kind], embedder,
+                                            options.threshold)
+                embedded += [(kind, key, embedder.model_id) for key in sorted(to_embed[kind])]
+    else:
+        summary.embedder = "embedding stage not run in this pass"
     aliases = [d for kind in KINDS
                for d in alias_decisions(kind, names[kind], vocabulary)[0]]
     recorded = {(d[0], d[1], d[2], d[4]) for d in store.stored_decisions(con)}
@@ -239,16 +251,18 @@ def canonicalise(con: duckdb.DuckDBPyConnection, options: CanonOptions = CanonOp
         names=[*new_rows, *stated_names],
         decisions=[(d.kind, d.a, d.b, d.verdict, d.stage, d.score, d.detail) for d in fresh],
         assignments=changed, vocabulary=vocabulary.fingerprint, user_seq=user_seq,
-        seconds=summary.seconds, embedder=summary.embedder, notes="; ".join(summary.notes)))
+        seconds=summary.seconds, embedder=summary.embedder, notes="; ".join(summary.notes),
+        embedded=embedded))
     return summary
 
 
 def entities_after_run(warehouse: Warehouse) -> PassSummary | None:
-    """The pass a run ends with, so new spellings get their entities. The run's rows are
+    """The pass a run ends with, so new spellings get their entities (the cheap stages;
+    the embedding stage runs in `papersift entities build`). The run's rows are
     stored already: a broken alias file or a failed pass is logged (and `papersift
     entities build` shows it), never turned into a failed run."""
     try:
-        return canonicalise(warehouse.con)
+        return canonicalise(warehouse.con, CanonOptions(embeddings=False))
     except (VocabularyError, duckdb.Error) as error:
         log.warning("canonical entities not updated: %s (run `papersift entities build`)",
                     error)

@@ -45,6 +45,13 @@ CREATE TABLE entity_assignments (              -- a key's entity from a pass on;
     created       TIMESTAMP NOT NULL
 );
 
+CREATE TABLE entity_embedded (                -- keys the embedding stage has compared
+    kind      VARCHAR NOT NULL,
+    name_key  VARCHAR NOT NULL,
+    model     VARCHAR NOT NULL,                -- the embedding model's id
+    pass_id   VARCHAR NOT NULL
+);
+
 CREATE TABLE entity_passes (                   -- each canonicalisation pass that changed anything
     pass_id       VARCHAR PRIMARY KEY,
     seq           BIGINT NOT NULL,

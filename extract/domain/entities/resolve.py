@@ -105,10 +105,13 @@ def _display(kind: str, keys: list[str], names: Mapping[str, Name],
         curated = vocabulary.lookup(kind, key)
         if curated is not None and curated.key in keys:
             return curated.name, curated.key
+    # the commonest spelling; on a tie the shorter one (DPO), for tasks the longer
+    # ("generative recommendation", not "GR")
+    sign = 1 if kind == "task" else -1
     best_key, best_surface, best_rank = keys[0], keys[0], (0, 0, "")
     for key in keys:
         for surface, count in names[key].surfaces.items():
-            rank = (count, -len(surface), surface)
+            rank = (count, sign * len(surface), surface)
             if rank > best_rank or best_rank == (0, 0, ""):
                 best_key, best_surface, best_rank = key, surface, rank
     return best_surface, best_key

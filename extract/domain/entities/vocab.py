@@ -78,7 +78,7 @@ def _entry(kind: str, raw: object, where: str) -> Canonical:
             raise VocabularyError(f"{where} ({raw['name']}): kind must be one of "
                                   f"{', '.join(METRIC_KINDS)}")
     return Canonical(kind, clean(raw["name"]), tuple(clean(a) for a in aliases),
-                     where.split(":")[0], direction, metric_kind)
+                     where.split(":", maxsplit=1)[0], direction, metric_kind)
 
 
 def _read(path: Path) -> list[Canonical]:
@@ -112,7 +112,8 @@ def load_vocabulary(files: Iterable[Path] | None = None) -> Vocabulary:
     digest = hashlib.sha256()
     for path in paths:
         owners: dict[tuple[str, str], str] = {}
-        for entry in _read(path):
+        for read in _read(path):
+            entry = read
             digest.update(repr(entry).encode())
             keys = {entry.key, *(name_key(alias, entry.kind) for alias in entry.aliases)}
             for key in keys:
