@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -114,17 +115,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=Path, default=PAIRS)
     parser.add_argument("--thresholds", type=float, nargs="*", default=[])
     parser.add_argument("--errors", action="store_true", help="list the wrong pairs")
+    parser.add_argument("--scores", type=Path,
+                        help="cache the pairs' cosine scores in this JSON file (per model)")
     args = parser.parse_args(argv)
     pairs = load_pairs(args.pairs)
     vocabulary = load_vocabulary([])
     embedder, note = load_embedder_or_note()
     scores: dict[tuple[str, str], float] = {}
-    if embedder is not None:
+    cached = json.loads(args.scores.read_text()) if args.scores and args.scores.exists() else {}
+    if embedder is not None and cached.get("model") == embedder.model_id:
+        scores = {(a, b): s for a, b, s in cached["scores"]}
+    elif embedder is not None:
         texts = sorted({clean(t) for p in pairs for t in (p.a, p.b)})
         vectors = embedder.embed(texts)
         index = {t: i for i, t in enumerate(texts)}
         for p in pairs:
             scores[(p.a, p.b)] = float(vectors[index[clean(p.a)]] @ vectors[index[clean(p.b)]])
+        if args.scores:
+            args.scores.write_text(json.dumps({"model": embedder.model_id, "scores": [
+                [a, b, s] for (a, b), s in scores.items()]}))
     same = sum(p.same for p in pairs)
     hard = sum(p.label == "hard" for p in pairs)
     print(f"{len(pairs)} pairs: {same} true aliases, {hard} hard negatives, "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -138,3 +139,60 @@ def test_bad_user_alias_file_is_one_clean_message(db: Path, tmp_path: Path) -> N
                                       str(bad)])
     assert result.exit_code == 1
     assert str(bad) in result.output and "needs a non-empty name" in result.output
+
+
+class BagOfWordsEmbedder:
+    """A HAND-WRITTEN FAKE of the sentence embedder (extract/access/embedding.py): names
+    with the same bag of words (plural s dropped) get one vector, others orthogonal ones;
+    it counts what it is asked to embed."""
+
+    model_id = "fake-bag-of-words"
+
+    def __init__(self) -> None:
+        self.bags: dict[frozenset[str], int] = {}
+        self.embedded: list[str] = []
+
+    def embed(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        self.embedded += texts
+        vectors = np.zeros((len(texts), 512), dtype=np.float32)
+        for row, text in enumerate(texts):
+            bag = frozenset(w.lower().rstrip("s") for w in text.split() if w.lower() != "of")
+            vectors[row, self.bags.setdefault(bag, len(self.bags)) % 512] = 1.0
+        return vectors
+
+
+def test_embedding_stage_merges_guarded_pairs_once(db: Path) -> None:
+    pytest.importorskip("numpy")
+    from papersift.extract.runs.canon import canonicalise
+    from papersift.warehouse import Warehouse
+
+    with Warehouse(db) as warehouse:
+        con = warehouse.con
+        extraction, paper = con.execute(
+            "SELECT extraction_id, paper_id FROM latest_extractions LIMIT 1").fetchone()
+        for idx, (table, name) in enumerate([
+                ("extraction_tasks", "classification of images"),
+                ("extraction_tasks", "image classification"),
+                ("extraction_benchmarks", "CIFAR-10"), ("extraction_benchmarks", "CIFAR-100")]):
+            con.execute(f"INSERT INTO {table} (extraction_id, paper_id, idx, name, evidence, "
+                        "alignment) VALUES (?, ?, ?, ?, 'x', 'exact')",
+                        [extraction, paper, 100 + idx, name])
+        fake = BagOfWordsEmbedder()
+        first = canonicalise(con, CanonOptions(threshold=0.9), embedder=fake)
+        assert not first.up_to_date and fake.embedded
+        rows = con.execute("SELECT a_key, b_key, verdict, stage, score FROM entity_decisions "
+                           "WHERE stage IN ('embedding', 'guard')").fetchall()
+        assert ("classificationofimage", "imageclassification", "same", "embedding",
+                1.0) in rows
+        assert ("cifar10", "cifar100", "different", "guard", None) in rows
+        same = con.execute("SELECT count(DISTINCT entity_id) FROM entity_lookup WHERE name IN "
+                           "('classification of images', 'image classification')").fetchone()
+        assert same == (1,)
+        apart = con.execute("SELECT count(DISTINCT entity_id) FROM entity_lookup WHERE name IN "
+                            "('CIFAR-10', 'CIFAR-100')").fetchone()
+        assert apart == (2,)
+        asked = len(fake.embedded)
+        again = canonicalise(con, CanonOptions(threshold=0.9), embedder=fake)
+        assert again.up_to_date and len(fake.embedded) == asked  # nothing embedded twice

@@ -104,7 +104,8 @@ def guard(a: str, b: str, kind: str = "benchmark") -> str | None:
 
     Blocks: different numbers or version tokens; one name being the other plus a
     distinguishing word (ImageNet-C, MMLU-Pro, COCO-Stuff); a letter glued to a shared
-    version (GPT-4 / GPT-4o)."""
+    version (GPT-4 / GPT-4o); names that differ only in short words (ViT-B/16 / ViT-L/16,
+    WMT14 En-De / En-Fr)."""
     tokens_a, tokens_b = tokens(a, kind), tokens(b, kind)
     versions_a, versions_b = _versions(tokens_a), _versions(tokens_b)
     if versions_a != versions_b:
@@ -114,6 +115,9 @@ def guard(a: str, b: str, kind: str = "benchmark") -> str | None:
     if words_a != words_b and (words_a < words_b or words_b < words_a):
         extra = sorted(words_a ^ words_b)
         return f"one name adds {', '.join(extra)}"
+    differ = words_a ^ words_b
+    if differ and all(len(word) <= 2 for word in differ):
+        return f"short distinguishing words differ: {', '.join(sorted(differ))}"
     key_a, key_b = name_key(a, kind), name_key(b, kind)
     if key_a != key_b and (key_a.startswith(key_b) or key_b.startswith(key_a)):
         return "one name extends the other"
