@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 # Cosine similarity (all-MiniLM-L6-v2) from which two guarded names are one entity;
 # chosen on bench/entity_pairs.tsv (bench/canon_quality.py).
-EMBED_THRESHOLD = 0.86
+EMBED_THRESHOLD = 0.90
 
 
 class Embedder(Protocol):
