@@ -6,8 +6,8 @@ DB ?= papersift.duckdb
 CORPUS ?= examples/neurips-2026/
 RECORDING ?= tests/recordings/neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json
 
-.PHONY: help install install-local install-browser test lint typecheck contracts demo record \
-	bench bench-quality bench-report bench-safety bench-search report clean
+.PHONY: help install install-local install-browser install-soffice test lint typecheck \
+	contracts demo record bench bench-quality bench-report bench-safety bench-search report clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -39,6 +39,9 @@ install-local: $(VENV)/.installed-local  ## plus llama-cpp-python[server] and th
 
 install-browser:  ## Debian's chromium + chromium-driver for the report's browser test (apt)
 	bash .ci/install-browser
+
+install-soffice:  ## Debian's libreoffice-calc for the xlsx workbook test (apt)
+	bash .ci/install-soffice
 
 lint: install  ## ruff
 	$(BIN)/ruff check papersift extract schemas prompts warehouse report tests bench

@@ -122,7 +122,7 @@ def chart_js_version(path: Path = CHART_JS) -> str:
 
 
 def _names(items: Iterable[Item]) -> list[str]:
-    return sorted({normalise_name(item.name) for item in items})
+    return sorted({normalise_name(item.shown) for item in items})
 
 
 def card_filters(card: PaperCard) -> dict[str, str]:

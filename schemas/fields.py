@@ -75,6 +75,8 @@ class FieldSpec:
     grounded: bool = True  # its rows carry evidence and offsets
     from_draft: bool = True  # the model proposes the items; False: code finds them alone
     shown: bool = True  # a section of the report's cards (contribution types are a header)
+    # Columns the view adds to the table's own (the canonical entity): exported after them.
+    view_columns: tuple[str, ...] = ()
 
     @property
     def export(self) -> str:
@@ -87,23 +89,27 @@ class FieldSpec:
         return KEY_COLUMNS + own + (EVIDENCE_COLUMNS if self.grounded else ())
 
 
+ENTITY_COLUMNS = ("entity_id", "canonical")  # the canonical entity (migration 0007)
+
 BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("contribution_types", "type", "Contribution types",
               "extraction_contribution_types", "contribution_types", "choice",
               (Column("type"),), matcher="types", label="type", grounded=False, shown=False),
     FieldSpec("tasks", "task", "Tasks", "extraction_tasks", "tasks", "phrase",
-              (Column("name"),), matcher="tasks"),
+              (Column("name"),), matcher="tasks", view_columns=ENTITY_COLUMNS),
     FieldSpec("methods", "method", "Methods", "extraction_methods", "methods", "name",
               (Column("name"), Column("expansion"), Column("aliases", "VARCHAR[]")),
-              matcher="names", details=("expansion", "aliases")),
+              matcher="names", details=("expansion", "aliases"), view_columns=ENTITY_COLUMNS),
     FieldSpec("benchmarks", "benchmark", "Benchmarks", "extraction_benchmarks", "benchmarks",
               "name", (Column("name"), Column("kind"), Column("introduced", "BOOLEAN")),
-              matcher="names", details=("kind",)),
+              matcher="names", details=("kind",), view_columns=ENTITY_COLUMNS),
     FieldSpec("claimed_gains", "gain", "Claimed gains", "extraction_gains", "gains", "number",
               (Column("metric"), Column("value", "DOUBLE"), Column("unit"), Column("kind"),
                Column("baseline"), Column("dataset"),
                Column("value_in_evidence", "BOOLEAN", attribute="")),
-              matcher="gains", label="metric", details=("kind", "baseline", "dataset")),
+              matcher="gains", label="metric", details=("kind", "baseline", "dataset"),
+              view_columns=("metric_entity_id", "canonical_metric", "metric_direction",
+                            "metric_kind", "dataset_entity_id", "canonical_dataset")),
     FieldSpec("artifacts", "artifact", "Artifacts released", "extraction_artifacts",
               "artifacts", "detect", (Column("kind"), Column("url")), matcher="artifacts",
               label="kind", details=("url",), from_draft=False),

@@ -20,7 +20,7 @@ CORPUS_RECORDING = RECORDINGS / "neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json"
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
-                 "PAPERSIFT_DB", "PAPERSIFT_BASE_URL", "PAPERSIFT_MODEL_DIR"):
+                 "PAPERSIFT_DB", "PAPERSIFT_BASE_URL", "PAPERSIFT_MODEL_DIR", "PAPERSIFT_ALIASES"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PAPERSIFT_MODEL_DIR", str(tmp_path / "models"))
     monkeypatch.chdir(tmp_path)

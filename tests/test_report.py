@@ -109,9 +109,10 @@ def test_overview_counts_match_sql(corpus_db: Path) -> None:
     assert [(c.label, c.papers) for c in overview.collections] == collections
     assert "NeurIPS 2026 论文列表" in {c.label for c in overview.collections}
 
+    # the overview counts by canonical entity (issue 15), as the saved queries do
     def ranking(view: str, where: str = "TRUE", limit: int = 10) -> list[tuple[str, int]]:
         rows = run_sql(corpus_db, f"""
-            SELECT lower(regexp_replace(trim(name), '\\s+', ' ', 'g')) AS k,
+            SELECT lower(regexp_replace(trim(canonical), '\\s+', ' ', 'g')) AS k,
                    count(DISTINCT paper_id) AS n
             FROM {view} WHERE {where} GROUP BY 1 ORDER BY n DESC, k LIMIT {limit}""").rows
         return [(k, n) for k, n in rows]
@@ -135,7 +136,7 @@ def test_overview_counts_match_sql(corpus_db: Path) -> None:
                    "AND value_in_evidence = false") == 0
 
     gains = run_sql(corpus_db, """
-        SELECT lower(regexp_replace(trim(metric), '\\s+', ' ', 'g')), coalesce(unit, ''),
+        SELECT lower(regexp_replace(trim(canonical_metric), '\\s+', ' ', 'g')), coalesce(unit, ''),
                count(*), count(value), count(*) FILTER (WHERE value_in_evidence)
         FROM gains GROUP BY 1, 2""").rows
     shown = {(normalise_name(g.metric), g.unit or ""): (g.claims, g.with_value, g.value_in_quote)

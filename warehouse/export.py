@@ -11,7 +11,7 @@ import duckdb
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_VIEW, FieldSpec
 from papersift.warehouse.db import WarehouseError, connect, storage_failure
 
-FORMATS = ("csv", "parquet", "jsonl")
+FORMATS = ("csv", "parquet", "jsonl", "xlsx")
 
 _ITEM = "evidence, char_start, char_end, alignment, align_score"
 _STRUCT_ITEM = (
@@ -26,7 +26,8 @@ def _long_query(spec: FieldSpec) -> str:
     names = [f"{{{c.name}}} AS {c.name}" if c.sql.endswith("[]") else c.name
              for c in spec.columns]
     evidence = [_ITEM] if spec.grounded else []
-    return f"SELECT {', '.join(['paper_id', 'idx', *names, *evidence])} FROM {spec.view}"
+    columns = ["paper_id", "idx", *names, *spec.view_columns, *evidence]
+    return f"SELECT {', '.join(columns)} FROM {spec.view}"
 
 
 def _jsonl_column(spec: FieldSpec) -> str:
@@ -104,6 +105,10 @@ def export(db_path: str | Path, out_dir: str | Path, fmt: str) -> list[Exported]
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise WarehouseError(storage_failure(error, out)) from None
+    if fmt == "xlsx":
+        from papersift.warehouse.workbook import write_workbook
+
+        return [Exported(path, rows) for path, rows in write_workbook(db_path, out)]
     con = connect(db_path, read_only=True)
     written: list[Exported] = []
     try:

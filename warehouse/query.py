@@ -112,7 +112,8 @@ DEFAULT_TIMEOUT_S = 60.0
 _POLL_S = 0.1  # how often the waiting thread looks up (Ctrl-C is seen within this)
 
 
-def run_sql(db_path: str | Path, sql: str, params: list[Any] | None = None, *,
+def run_sql(db_path: str | Path, sql: str,
+            params: list[Any] | dict[str, Any] | None = None, *,
             timeout_s: float | None = DEFAULT_TIMEOUT_S, memory_limit: str = "1GB",
             threads: int = 2,
             prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None) -> QueryResult:
@@ -135,7 +136,7 @@ def run_sql(db_path: str | Path, sql: str, params: list[Any] | None = None, *,
         shutil.rmtree(spill, ignore_errors=True)
 
 
-def _bounded(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any],
+def _bounded(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any],
              timeout_s: float | None) -> QueryResult:
     """Run the query in a worker thread; this thread waits, and interrupts the
     connection at the deadline or at Ctrl-C (DuckDB holds the GIL-free C call otherwise)."""
@@ -190,18 +191,26 @@ class SavedQuery:
     name: str
     description: str
     sql: str
+    params: tuple[str, ...] = ()  # from a "-- params: a, b" line; used as $a, $b
 
 
 def saved_queries(directory: Path = QUERIES_DIR) -> dict[str, SavedQuery]:
-    """Saved queries by name; each file's leading ``--`` comment lines are its description."""
+    """Saved queries by name; each file's leading ``--`` comment lines are its description,
+    except a ``-- params: a, b`` line, which names its parameters."""
     found = {}
     for path in sorted(directory.glob("*.sql")):
         text = path.read_text(encoding="utf-8")
-        comment = []
+        comment: list[str] = []
+        params: tuple[str, ...] = ()
         for line in text.splitlines():
             if not line.startswith("--"):
                 break
-            comment.append(line.removeprefix("--").strip())
+            said = line.removeprefix("--").strip()
+            if said.startswith("params:"):
+                params = tuple(p.strip() for p in said.removeprefix("params:").split(",")
+                               if p.strip())
+            else:
+                comment.append(said)
         name = re.sub(r"^\d+_", "", path.stem)
-        found[name] = SavedQuery(name, " ".join(comment).strip(), text)
+        found[name] = SavedQuery(name, " ".join(comment).strip(), text, params)
     return found

@@ -21,6 +21,7 @@ import duckdb
 
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_VIEW
 from papersift.warehouse.db import WarehouseError, connect
+from papersift.warehouse.report_entities import LeaderRow, entity_aliases, load_leaderboard
 from papersift.warehouse.report_map import MapData, load_map
 
 # The registry's fields shown as sections of each card (schemas.fields), by item name.
@@ -48,6 +49,13 @@ class Item:
     unit: str | None = None  # gains only
     value_in_evidence: bool | None = None  # gains only
     introduced: bool | None = None  # benchmarks only: the paper introduces it
+    canonical: str | None = None  # the canonical entity's name (metric for gains)
+    aliases: tuple[str, ...] = ()  # every spelling of that entity
+
+    @property
+    def shown(self) -> str:
+        """The name items are counted by: the canonical entity's, else the item's own."""
+        return self.canonical or self.name
 
     @property
     def key(self) -> str:
@@ -258,6 +266,7 @@ class ReportData:
     fields: tuple[str, ...] = FIELDS  # the card sections, built-in then user-defined
     titles: dict[str, str] = dataclasses.field(default_factory=lambda: dict(TITLES))
     topic_map: MapData | None = None  # areas, map positions, neighbours (papersift index)
+    leaderboard: tuple[LeaderRow, ...] = ()
 
 
 def normalise_name(name: str) -> str:
@@ -283,11 +292,15 @@ def _details(row: dict[str, Any], names: Iterable[str]) -> tuple[tuple[str, str]
     return tuple(found)
 
 
-def _item(kind: str, row: dict[str, Any]) -> Item:
+def _item(kind: str, row: dict[str, Any],
+          aliases: dict[str, tuple[str, ...]] | None = None) -> Item:
     spec = _SHOWN.get(kind)
     label = spec.label if spec is not None else "value"
     details = spec.details if spec is not None else ("unit",)
+    entity = row.get("metric_entity_id" if kind == "gain" else "entity_id")
     return Item(
+        canonical=row.get("canonical_metric" if kind == "gain" else "canonical"),
+        aliases=(aliases or {}).get(str(entity), ()) if entity else (),
         field=kind,
         idx=int(row["idx"]),
         name=str(row[label]),
@@ -347,9 +360,10 @@ def load_cards(con: duckdb.DuckDBPyConnection) -> list[PaperCard]:
     for row in _rows(con, "SELECT extraction_id, type FROM contribution_types ORDER BY idx"):
         types[row["extraction_id"]].append(row["type"])
     items: dict[str, list[Item]] = defaultdict(list)
+    aliases = entity_aliases(con)
     for kind, spec in _SHOWN.items():
         for row in _rows(con, f"SELECT * FROM {spec.view} ORDER BY extraction_id, idx"):
-            items[row["extraction_id"]].append(_item(kind, row))
+            items[row["extraction_id"]].append(_item(kind, row, aliases))
     for extraction_id, custom in _custom_items(con).items():
         items[extraction_id].extend(custom)
     failures = {row["paper_id"]: f"{row['stage']} · {row['reason']}: {row['detail'] or ''}"
@@ -419,11 +433,11 @@ def _gain_groups(cards: Iterable[PaperCard]) -> tuple[GainGroup, ...]:
     grouped: dict[tuple[str, str], list[tuple[str, Item]]] = defaultdict(list)
     for card in cards:
         for item in card.of("gain"):
-            grouped[normalise_name(item.name), normalise_name(item.unit or "")].append(
+            grouped[normalise_name(item.shown), normalise_name(item.unit or "")].append(
                 (card.paper_id, item))
     groups = []
     for members in grouped.values():
-        metric = Counter(item.name for _, item in members).most_common(1)[0][0]
+        metric = Counter(item.shown for _, item in members).most_common(1)[0][0]
         unit = Counter(item.unit for _, item in members).most_common(1)
         values = tuple(sorted(item.value for _, item in members if item.value is not None))
         groups.append(GainGroup(
@@ -459,11 +473,11 @@ def summarise(cards: list[PaperCard], runs: list[RunInfo], top: int | None = 10)
         collections=tuple(Count(name, n) for name, n in sorted(
             collections.items(), key=lambda pair: (-pair[1], pair[0]))),
         contribution_types=_count_names((c.contribution_types for c in cards), None),
-        top_tasks=_count_names(([i.name for i in c.of("task")] for c in cards), top),
+        top_tasks=_count_names(([i.shown for i in c.of("task")] for c in cards), top),
         top_benchmarks=_count_names(
-            ([i.name for i in c.of("benchmark")] for c in cards), top),
+            ([i.shown for i in c.of("benchmark")] for c in cards), top),
         new_benchmarks=_count_names(
-            ([i.name for i in c.of("benchmark") if i.introduced]
+            ([i.shown for i in c.of("benchmark") if i.introduced]
              for c in cards), None),
         artifacts=_count_names(([i.name for i in c.of("artifact")] for c in cards), None),
         gains=_gain_groups(cards),
@@ -483,6 +497,7 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
         cards = load_cards(con)
         runs = load_runs(con)
         topic_map = load_map(con)
+        leaderboard = tuple(load_leaderboard(con))
     except duckdb.Error as error:
         raise WarehouseError(f"cannot read the report's data from {db_path}: {error}") from error
     finally:
@@ -498,4 +513,5 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
         fields=(*FIELDS, *custom),
         titles={**TITLES, **{name: name.removeprefix(CUSTOM_PREFIX) for name in custom}},
         topic_map=topic_map,
+        leaderboard=leaderboard,
     )

@@ -35,6 +35,7 @@ from papersift.extract.runs.batch import (
     check_resumable,
     prepare_request,
 )
+from papersift.extract.runs.canon import entities_after_run
 from papersift.extract.runs.pipeline import (
     IngestReport,
     Job,
@@ -233,6 +234,7 @@ def run_inputs(
         )
         report.new_papers = _papers_stored(warehouse) - before
         summary.input_problems = [p for p in report.problems if p.reason != "too_long"]
+        entities_after_run(warehouse)
     return report, summary
 
 
@@ -258,10 +260,12 @@ def extract_stored(
         rows = reads.papers_to_extract(warehouse.con, only_missing=only_missing,
                                        paper_ids=paper_ids)
         jobs = jobs_for_stored(rows, settings.max_chars)
-        return _extract_jobs(
+        summary = _extract_jobs(
             warehouse, _as_chunks(jobs), settings, run_id=run_id, inputs=["<warehouse>"],
             progress=progress, transport=transport, endpoint=endpoint, on_poll=on_poll,
         )
+        entities_after_run(warehouse)
+        return summary
 
 
 def resume_batch(

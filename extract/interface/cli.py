@@ -31,6 +31,8 @@ from papersift.errors import PapersiftError
 from papersift.extract.domain.evaluate import headline
 from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, IngestProblem
 from papersift.extract.interface import app, cli_discover, options
+from papersift.extract.interface import entities as entities_lib
+from papersift.extract.interface.entities_cli import entities
 from papersift.extract.runs.batch import BatchOptions, BatchProgress
 from papersift.extract.runs.pipeline import RunSummary
 from papersift.report.render import write_report
@@ -376,17 +378,30 @@ def _search_macros() -> Callable[[Any], None] | None:
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
               show_default=True)
+@click.option("--benchmark", help="For queries that take one (leaderboard): any spelling "
+                                  "of the benchmark, or its entity id.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="A parameter the saved query declares (`-- params:` line).")
 @_known_errors
-def query(name: str | None, db: Path, fmt: str) -> None:
+def query(name: str | None, db: Path, fmt: str, benchmark: str | None,
+          params: tuple[str, ...]) -> None:
     """Run the saved query NAME, or list the saved queries."""
     saved = saved_queries()
     if name is None:
         for item in saved.values():
-            click.echo(f"{item.name:26} {item.description}")
+            takes = f" [--{' --'.join(item.params)}]" if item.params else ""
+            click.echo(f"{item.name:26} {item.description}{takes}")
         return
-    if name not in saved:
-        raise click.ClickException(f"no saved query {name!r}; choose from {', '.join(saved)}")
-    _print_result(run_sql(db, saved[name].sql), fmt)
+    values: dict[str, str | None] = {"benchmark": benchmark}
+    for param in params:
+        key, sep, value = param.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{param!r} is not KEY=VALUE", param_hint="--param")
+        values[key.strip()] = value
+    _print_result(entities_lib.saved_query(db, name, values), fmt)
+
+
+cli.add_command(entities)
 
 
 @cli.command("export")

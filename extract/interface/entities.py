@@ -1,0 +1,239 @@
+"""The library behind `papersift entities`: build, list, show, merge and split canonical
+entities, and run saved queries that take parameters (`query leaderboard --benchmark`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from papersift.extract.domain.entities.normalise import KINDS, name_key
+from papersift.extract.domain.entities.vocab import VocabularyError, load_vocabulary
+from papersift.extract.runs.canon import CanonOptions, PassSummary, canonicalise
+from papersift.warehouse import Warehouse, WarehouseError
+from papersift.warehouse import entities as store
+from papersift.warehouse.db import connect
+from papersift.warehouse.query import QueryResult, run_sql, saved_queries
+
+
+class EntityError(WarehouseError):
+    """An entity or name the user asked for is unknown or ambiguous."""
+
+
+def build(db: Path, options: CanonOptions = CanonOptions()) -> PassSummary:
+    """Canonicalise what is new in the warehouse (nothing, when nothing changed)."""
+    try:
+        with Warehouse(db) as warehouse:
+            return canonicalise(warehouse.con, options)
+    except VocabularyError as error:
+        raise EntityError(str(error)) from error
+
+
+_LIST = """
+SELECT entity_id, kind, canonical, keys, array_to_string(aliases, '; ') AS aliases,
+       direction, metric_kind,
+       (SELECT count(DISTINCT paper_id) FROM ({usage}) u WHERE u.entity_id = e.entity_id)
+           AS papers
+FROM entities e
+WHERE ($kind IS NULL OR kind = $kind) AND (NOT $merged OR len(aliases) > 1)
+  AND (NOT $unknown OR (kind = 'metric' AND direction IS NULL))
+ORDER BY papers DESC, entity_id
+LIMIT $limit
+"""
+_USAGE = """
+SELECT paper_id, entity_id FROM tasks UNION ALL SELECT paper_id, entity_id FROM methods
+UNION ALL SELECT paper_id, entity_id FROM benchmarks
+UNION ALL SELECT paper_id, metric_entity_id FROM gains
+UNION ALL SELECT paper_id, dataset_entity_id FROM gains
+"""
+
+
+def list_entities(db: Path, kind: str | None = None, merged: bool = False,
+                  unknown_metrics: bool = False, limit: int = 50) -> QueryResult:
+    """Entities with their spellings and how many papers use them, most used first."""
+    return run_sql(db, _LIST.format(usage=_USAGE), {
+        "kind": kind, "merged": merged, "unknown": unknown_metrics, "limit": limit})
+
+
+@dataclass(frozen=True)
+class EntityRef:
+    kind: str
+    entity_id: str
+    canonical: str
+    keys: tuple[str, ...]
+
+
+def _entity(con: duckdb.DuckDBPyConnection, entity_id: str) -> EntityRef | None:
+    rows = con.execute("SELECT kind, canonical, name_key FROM entity_keys WHERE entity_id = ? "
+                       "ORDER BY name_key", [entity_id]).fetchall()
+    if not rows:
+        return None
+    return EntityRef(rows[0][0], entity_id, rows[0][1], tuple(r[2] for r in rows))
+
+
+def _by_key(con: duckdb.DuckDBPyConnection, kind: str, key: str) -> EntityRef:
+    row = con.execute("SELECT entity_id FROM entity_keys WHERE kind = ? AND name_key = ?",
+                      [kind, key]).fetchone()
+    entity = _entity(con, row[0]) if row else None
+    if entity is None:
+        raise EntityError(f"no entity holds the {kind} key {key!r}")
+    return entity
+
+
+def find(con: duckdb.DuckDBPyConnection, ref: str, kind: str | None = None) -> EntityRef:
+    """An entity by id (``benchmark:coco``) or by any of its spellings."""
+    found = _entity(con, ref)
+    if found is not None and kind in (None, found.kind):
+        return found
+    matches = []
+    for candidate in [kind] if kind else list(KINDS):
+        try:
+            matches.append(_by_key(con, candidate, name_key(ref, candidate)))
+        except EntityError:
+            continue
+    if not matches:
+        raise EntityError(f"no entity named {ref!r}{f' of kind {kind}' if kind else ''}: "
+                          "see `papersift entities list` (run `papersift entities build` "
+                          "after extracting)")
+    if len(matches) > 1:
+        raise EntityError(f"{ref!r} names a {' and a '.join(m.kind for m in matches)}: "
+                          "pass --kind")
+    return matches[0]
+
+
+@dataclass(frozen=True)
+class EntityView:
+    entity: EntityRef
+    spellings: list[tuple[str, str, str, int]]  # name, key, source, papers
+    decisions: list[tuple[Any, ...]]  # verdict, stage, a, b, score, detail, by
+    direction: str | None
+    metric_kind: str | None
+
+
+def show(db: Path, ref: str, kind: str | None = None) -> EntityView:
+    """An entity's spellings, and every decision (automatic or user) about its keys."""
+    con = connect(db, read_only=True)
+    try:
+        entity = find(con, ref, kind)
+        keys = list(entity.keys)
+        spellings = [(str(n), str(k), str(s), int(p)) for n, k, s, p in con.execute(f"""
+            SELECT n.name, n.name_key, n.source, count(DISTINCT i.paper_id)
+            FROM entity_names n LEFT JOIN ({_LIST_ITEMS}) i ON i.kind = n.kind AND i.name = n.name
+            WHERE n.kind = $kind AND list_contains($keys, n.name_key)
+            GROUP BY ALL ORDER BY 4 DESC, 1
+        """, {"kind": entity.kind, "keys": keys}).fetchall()]
+        decisions = con.execute("""
+            SELECT verdict, stage, a_key, b_key, score, detail, 'automatic' FROM entity_decisions
+            WHERE kind = $kind AND (list_contains($keys, a_key) OR list_contains($keys, b_key))
+            UNION ALL
+            SELECT verdict, 'user', a_key, b_key, NULL, note, 'user #' || seq
+            FROM entity_user_decisions
+            WHERE kind = $kind AND (list_contains($keys, a_key) OR list_contains($keys, b_key))
+            ORDER BY 7, 2, 3, 4
+        """, {"kind": entity.kind, "keys": keys}).fetchall()
+        meta = con.execute("SELECT direction, metric_kind FROM entity_keys WHERE entity_id = ? "
+                           "LIMIT 1", [entity.entity_id]).fetchone()
+    finally:
+        con.close()
+    return EntityView(entity, spellings, decisions, meta[0] if meta else None,
+                      meta[1] if meta else None)
+
+
+_LIST_ITEMS = """
+SELECT paper_id, 'task' AS kind, name FROM tasks
+UNION ALL SELECT paper_id, 'method', name FROM methods
+UNION ALL SELECT paper_id, 'benchmark', name FROM benchmarks
+UNION ALL SELECT paper_id, 'benchmark', dataset FROM gains WHERE dataset IS NOT NULL
+UNION ALL SELECT paper_id, 'metric', metric FROM gains
+"""
+
+
+def merge(db: Path, refs: Sequence[str], kind: str | None = None,
+          note: str | None = None) -> tuple[EntityRef, PassSummary]:
+    """Make the named entities one (a user decision: it wins and survives re-runs)."""
+    if len(refs) < 2:
+        raise EntityError("merge needs at least two entities or names")
+    with Warehouse(db) as warehouse:
+        con = warehouse.con
+        found = [find(con, ref, kind) for ref in refs]
+        kinds = {entity.kind for entity in found}
+        if len(kinds) > 1:
+            raise EntityError(f"cannot merge entities of different kinds ({', '.join(kinds)})")
+        first = found[0]
+        wanted = []
+        for other in found[1:]:
+            if other.entity_id != first.entity_id:
+                wanted.append((first.kind, first.keys[0], other.keys[0], "same", note))
+        # a merge overrides the user's earlier splits between these entities
+        members = [key for entity in found for key in entity.keys]
+        for _, _, a, b, verdict, _, _ in store.user_decisions(con):
+            if verdict == "different" and a in members and b in members:
+                wanted.append((first.kind, a, b, "same", note or "merge overrides split"))
+        if not wanted:
+            raise EntityError(f"{', '.join(refs)} are already one entity ({first.entity_id})")
+        store.add_user_decisions(con, wanted)
+        summary = canonicalise(con, CanonOptions(embeddings=False))
+        merged = _by_key(con, first.kind, first.keys[0])
+        return merged, summary
+
+
+def split(db: Path, ref: str, names: Sequence[str], kind: str | None = None,
+          note: str | None = None) -> tuple[list[EntityRef], PassSummary]:
+    """Take ``names`` (spellings or keys) out of an entity; without names, every key of
+    the entity becomes its own entity. A user decision: it wins and survives re-runs."""
+    with Warehouse(db) as warehouse:
+        con = warehouse.con
+        entity = find(con, ref, kind)
+        if len(entity.keys) < 2:
+            raise EntityError(f"{entity.entity_id} has one spelling key; nothing to split")
+        if names:
+            out = {name_key(name, entity.kind) for name in names}
+            unknown = sorted(out - set(entity.keys))
+            if unknown:
+                raise EntityError(f"not spellings of {entity.entity_id}: {', '.join(unknown)} "
+                                  f"(its keys: {', '.join(entity.keys)})")
+            if out == set(entity.keys):
+                raise EntityError("that would take every spelling out; name fewer")
+            pairs = [(a, b) for a in sorted(out) for b in entity.keys if b not in out]
+        else:
+            pairs = [(a, b) for i, a in enumerate(entity.keys) for b in entity.keys[i + 1:]]
+        store.add_user_decisions(con, [(entity.kind, a, b, "different", note)
+                                       for a, b in pairs])
+        summary = canonicalise(con, CanonOptions(embeddings=False))
+        parts = {_by_key(con, entity.kind, key).entity_id for key in entity.keys}
+        return [r for r in (_entity(con, p) for p in sorted(parts)) if r], summary
+
+
+def saved_query(db: Path, name: str, params: Mapping[str, str | None]) -> QueryResult:
+    """Run a saved query; parameters it declares (``-- params: benchmark``) come from
+    ``params`` (missing ones are NULL: no filter); ``$X_key`` is X normalised."""
+    queries = saved_queries()
+    if name not in queries:
+        raise WarehouseError(f"no saved query {name!r}; choose from {', '.join(queries)}")
+    query = queries[name]
+    unknown = sorted(k for k, v in params.items() if v is not None and k not in query.params)
+    if unknown:
+        accepted = ", ".join(query.params) or "none"
+        raise WarehouseError(f"saved query {name!r} takes no {', '.join(unknown)} "
+                             f"(its parameters: {accepted})")
+    values: dict[str, Any] = {}
+    for param in query.params:
+        value = params.get(param)
+        values[param] = value
+        if re.search(rf"\${param}_key\b", query.sql):
+            kind = param if param in KINDS else "benchmark"
+            values[f"{param}_key"] = name_key(value, kind) if value else None
+    return run_sql(db, query.sql, values)
+
+
+def vocabulary_size(alias_files: Sequence[Path] | None = None) -> dict[str, int]:
+    """Curated entities per kind (shipped plus the user's files)."""
+    vocabulary = load_vocabulary(alias_files)
+    counts = dict.fromkeys(KINDS, 0)
+    for kind, _ in vocabulary.entries:
+        counts[kind] += 1
+    return counts

@@ -1,0 +1,152 @@
+"""Canonicalisation as pure code: normalisation, the guards that keep near-twins apart,
+acronyms stated in text, the alias tables (shipped and the user's) and the resolver."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from papersift.extract.domain.entities.acronyms import long_form, stated_pairs
+from papersift.extract.domain.entities.normalise import clean, guard, name_key
+from papersift.extract.domain.entities.resolve import Decision, Name, resolve
+from papersift.extract.domain.entities.stages import candidate_pairs, drop_ambiguous
+from papersift.extract.domain.entities.vocab import (
+    VocabularyError,
+    load_vocabulary,
+)
+
+HARD_NEGATIVES = [
+    ("benchmark", "CIFAR-10", "CIFAR-100"), ("benchmark", "ImageNet", "ImageNet-C"),
+    ("benchmark", "MMLU", "MMLU-Pro"), ("benchmark", "SQuAD 1.1", "SQuAD 2.0"),
+    ("method", "GPT-4", "GPT-4o"), ("method", "Llama 2 7B", "Llama 27B"),
+    ("benchmark", "HumanEval", "HumanEval+"), ("metric", "ROUGE-1", "ROUGE-2"),
+]
+
+
+@pytest.mark.parametrize(("kind", "a", "b"), [
+    ("benchmark", "ImageNet-1K", "imagenet 1k"), ("benchmark", "CIFAR10", "CIFAR-10"),
+    ("benchmark", "\\textbf{COCO}", "COCO"), ("benchmark", "SQuAD v2.0", "SQuAD 2"),
+    ("benchmark", "the MMLU benchmark", "MMLU"), ("metric", "top-1 acc.", "Top-1 accuracy"),
+    ("metric", "CIDEr on YouCook2", "CIDEr"), ("benchmark", "WikiText–103", "WikiText-103"),
+])
+def test_normalisation_joins_spellings(kind: str, a: str, b: str) -> None:
+    assert name_key(a, kind) == name_key(b, kind)
+
+
+@pytest.mark.parametrize(("kind", "a", "b"), HARD_NEGATIVES)
+def test_hard_negatives_differ_in_key_and_are_guarded(kind: str, a: str, b: str) -> None:
+    assert name_key(a, kind) != name_key(b, kind)
+    assert guard(a, b, kind) is not None
+
+
+def test_guard_lets_reorderings_through() -> None:
+    assert guard("image classification", "classification of images", "task") is None
+    assert "numbers" in (guard("CIFAR-10", "CIFAR-100") or "")
+    assert "adds pro" in (guard("MMLU", "MMLU-Pro") or "")
+
+
+def test_clean_strips_markup_and_odd_dashes() -> None:
+    assert clean("  \\emph{Fashion‐MNIST}  ") == "Fashion-MNIST"
+
+
+def test_stated_pairs_follow_the_abstract() -> None:
+    text = ("We propose Direct Preference Optimization (DPO) and test on GSM8K (Grade School "
+            "Math 8K); interchange intervention accuracy (IIA) improves (see Table 1).")
+    pairs = stated_pairs(text)
+    assert ("DPO", "Direct Preference Optimization") in pairs
+    assert ("GSM8K", "Grade School Math 8K") in pairs
+    assert all(short != "IIA" or long == "interchange intervention accuracy"
+               for short, long in pairs)
+    assert long_form("IIA", "the intervention accuracy") is None
+
+
+def test_vocabulary_maps_aliases_and_metrics() -> None:
+    vocabulary = load_vocabulary([])
+    assert vocabulary.lookup("benchmark", name_key("ILSVRC-2012")).name == "ImageNet-1K"  # type: ignore[union-attr]
+    assert vocabulary.lookup("benchmark", name_key("MS COCO")).name == "COCO"  # type: ignore[union-attr]
+    fid = vocabulary.metric(name_key("Fréchet Inception Distance", "metric"))
+    assert fid is not None and fid.direction == "lower" and fid.metric_kind == "score"
+    speedup = vocabulary.metric(name_key("speed-up", "metric"))
+    assert speedup is not None and speedup.metric_kind == "efficiency"
+    assert vocabulary.lookup("benchmark", name_key("CIFAR-100")).name == "CIFAR-100"  # type: ignore[union-attr]
+
+
+def test_user_alias_file_grows_the_table(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    user = tmp_path / "mine.toml"
+    user.write_text('[[benchmark]]\nname = "COCO"\naliases = ["Common Objects"]\n'
+                    '[[metric]]\nname = "hit rate"\ndirection = "higher"\nkind = "score"\n'
+                    'aliases = ["HR@10"]\n', encoding="utf-8")
+    monkeypatch.setenv("PAPERSIFT_ALIASES", str(user))
+    vocabulary = load_vocabulary()
+    assert vocabulary.lookup("benchmark", name_key("Common Objects")).name == "COCO"  # type: ignore[union-attr]
+    assert vocabulary.lookup("benchmark", name_key("MS COCO")).name == "COCO"  # type: ignore[union-attr]
+    assert vocabulary.metric(name_key("HR@10", "metric")) is not None
+    assert vocabulary.fingerprint != load_vocabulary([]).fingerprint
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[[benchmark]]\nname = "X"\naliases = "Y"\n', "aliases must be a list"),
+    ('[[metric]]\nname = "m"\ndirection = "up"\nkind = "score"\n', "direction must be"),
+    ('[[dataset]]\nname = "X"\n', "unknown section"),
+    ('[[benchmark]]\nname = "A"\naliases = ["Z"]\n[[benchmark]]\nname = "B"\n'
+     'aliases = ["Z"]\n', "listed under both"),
+    ("[[benchmark]\n", "cannot read"),
+])
+def test_bad_alias_file_is_named(tmp_path: Path, text: str, message: str) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(VocabularyError, match=message) as caught:
+        load_vocabulary([bad])
+    assert str(bad) in str(caught.value)
+
+
+def _names(*keys: str) -> dict[str, Name]:
+    return {key: Name(key, {key: 1}) for key in keys}
+
+
+def test_user_decisions_win_over_automatic_chains() -> None:
+    vocabulary = load_vocabulary([])
+    names = _names("a", "b", "c")
+    auto = [Decision("task", "a", "b", "same", "embedding", 0.95),
+            Decision("task", "b", "c", "same", "embedding", 0.90)]
+    together, _ = resolve("task", names, auto, [], vocabulary)
+    assert [e.keys for e in together] == [("a", "b", "c")]
+    apart = [Decision("task", "a", "c", "different", "user")]
+    entities, refused = resolve("task", names, auto, apart, vocabulary)
+    assert sorted(e.keys for e in entities) == [("a", "b"), ("c",)]
+    assert refused == [auto[1]]
+    # a later user "same" on the pair replaces the earlier "different"
+    again = [*apart, Decision("task", "c", "a", "same", "user")]
+    entities, _ = resolve("task", names, auto, again, vocabulary)
+    assert [e.keys for e in entities] == [("a", "b", "c")]
+
+
+def test_each_merge_keeps_its_reason() -> None:
+    vocabulary = load_vocabulary([])
+    names = _names("dpo", "directpreferenceoptimization")
+    stated = Decision("method", "dpo", "directpreferenceoptimization", "same", "abstract",
+                      None, "the abstract states it")
+    entities, _ = resolve("method", names, [stated], [], vocabulary)
+    assert entities[0].merges == (stated,)
+
+
+def test_an_acronym_with_two_meanings_is_not_merged() -> None:
+    decisions = [Decision("method", "mae", "maskedautoencoder", "same", "abstract"),
+                 Decision("method", "mae", "meanabsoluteerror", "same", "abstract"),
+                 Decision("method", "ppo", "proximalpolicyoptimization", "same", "abstract")]
+    kept, notes = drop_ambiguous(decisions)
+    assert kept == decisions[2:]
+    assert "'mae'" in notes[0]
+
+
+def test_candidates_pass_the_guard_before_any_similarity() -> None:
+    texts = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100",
+             "imageclassification": "image classification",
+             "classificationofimages": "classification of images"}
+    pairs, blocked = candidate_pairs("benchmark", texts, list(texts))
+    assert ("cifar10", "cifar100") not in pairs
+    assert ("classificationofimages", "imageclassification") in pairs
+    assert any(d.verdict == "different" and d.stage == "guard" and "numbers" in d.detail
+               for d in blocked)
