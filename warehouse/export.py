@@ -22,6 +22,7 @@ _LONG = {
     "benchmarks": f"SELECT paper_id, idx, name, kind, introduced, {_ITEM} FROM benchmarks",
     "gains": (
         "SELECT paper_id, idx, metric, value, unit, kind, baseline, dataset, value_in_evidence, "
+        "metric_alignment, baseline_alignment, dataset_alignment, "
         f"{_ITEM} FROM gains"
     ),
     "sources": "SELECT * FROM sources",

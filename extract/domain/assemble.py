@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from papersift.extract.domain.attributes import GainAttributes, ground_gain_attributes
 from papersift.extract.domain.grounding import Alignment, AlignmentStatus, align, normalize
 from papersift.schemas import (
     Benchmark,
@@ -31,7 +32,7 @@ MIN_EVIDENCE_CHARS = 3
 MAX_METHODS = 4  # the stored schema's cap
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/13"
+ASSEMBLY_VERSION = "assemble/14"
 
 _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx",
                   "U.S", "U.K", "Dr", "No")
@@ -99,6 +100,7 @@ class Assembled:
     extraction: PaperExtraction
     found: dict[str, list[Found | None]]
     rejected: list[str] = field(default_factory=list)
+    gain_attributes: list[GainAttributes] = field(default_factory=list)  # parallel to gains
 
     def alignment(self, field_name: str, index: int) -> Alignment:
         """The evidence sentence's span with the status of the item's own match."""
@@ -517,10 +519,13 @@ _RANGE_AFTER = re.compile(r"^\s*(?:\\?%)?\s*(?:–|—|-|to)\s*(\d+(?:[.,]\d+)*)
 
 
 def _gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
-           rejected: list[str]) -> tuple[list[ClaimedGain], list[Found | None]]:
+           rejected: list[str]) -> tuple[list[ClaimedGain], list[Found | None],
+                                         list[GainAttributes]]:
     """Gains at the numbers the abstract states; a range ('8–17%') is one gain, stored
-    at its low end with the unit written after its high end."""
+    at its low end with the unit written after its high end. Metric, baseline and
+    dataset are grounded too (extract.domain.attributes)."""
     gains: list[ClaimedGain] = []
+    attributes: list[GainAttributes] = []
     found: list[Found | None] = []
     stated = number_spans(text)
     used: set[int] = set()
@@ -548,12 +553,16 @@ def _gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         unit = _unit_at(text, start, unit_end)
         sentence = _sentence_of(spans, start, end)
         low, high_end = _evidence(text, sentence, (start, unit_end))
+        grounded = ground_gain_attributes(item.value, item.metric, item.vs, item.on, text,
+                                          sentence, rejected)
         gains.append(ClaimedGain(
-            metric=item.metric, value=value, unit=unit,  # type: ignore[arg-type]
+            metric=grounded.metric, value=value, unit=unit,  # type: ignore[arg-type]
             kind=_gain_kind(unit, item.metric, text[sentence[0]:sentence[1]]),  # type: ignore[arg-type]
-            baseline=item.vs, dataset=item.on, evidence=text[low:high_end]))
+            baseline=grounded.baseline, dataset=grounded.dataset,
+            evidence=text[low:high_end]))
         found.append(Found("exact", start, unit_end, (low, high_end)))
-    return gains, found
+        attributes.append(grounded)
+    return gains, found, attributes
 
 
 def _locate_number(item: DraftGain, value: float, text: str, spans: list[tuple[int, int]],
@@ -670,7 +679,7 @@ def assemble(draft: PaperDraft, text: str) -> Assembled:
     benchmarks, bench_found = _benchmarks(draft, text, spans, rejected)
     methods, method_found = _methods(draft, text, spans, rejected,
                                      {_key(b.name) for b in benchmarks})
-    gains, gain_found = _gains(draft, text, spans, rejected)
+    gains, gain_found, gain_attributes = _gains(draft, text, spans, rejected)
     extraction = PaperExtraction(
         contribution_types=_types(draft, benchmarks, text),
         tasks=tasks, methods=methods, benchmarks=benchmarks, claimed_gains=gains,
@@ -680,4 +689,5 @@ def assemble(draft: PaperDraft, text: str) -> Assembled:
         {"tasks": task_found, "methods": method_found, "benchmarks": bench_found,
          "claimed_gains": gain_found},
         rejected,
+        gain_attributes,
     )

@@ -230,7 +230,9 @@ def extraction_rows(
             "extraction_gains",
             {**base, "idx": idx, "metric": gain.metric, "value": gain.value, "unit": gain.unit,
              "kind": gain.kind, "baseline": gain.baseline, "dataset": gain.dataset,
-             "value_in_evidence": value_ok, **row},
+             "value_in_evidence": value_ok, **row,
+             **(assembled.gain_attributes[idx].columns()
+                if assembled is not None and idx < len(assembled.gain_attributes) else {})},
         )
     batch.add(
         "extractions",
