@@ -15,6 +15,12 @@ from dataclasses import dataclass, field
 
 from papersift.extract.domain.attributes import GainAttributes, ground_gain_attributes
 from papersift.extract.domain.grounding import Alignment, AlignmentStatus, align, normalize
+from papersift.extract.domain.name_rules import (
+    coined_proposals,
+    named_as_resource,
+    refused_method,
+    strictly_proposed,
+)
 from papersift.schemas import (
     Benchmark,
     ClaimedGain,
@@ -315,14 +321,19 @@ _PROPOSAL = re.compile(
 
 
 def _proposal_mention(surface: str, text: str, spans: list[tuple[int, int]],
-                      first: tuple[int, int]) -> tuple[int, int] | None:
-    """The first mention of a name whose sentence presents it as the paper's own."""
-    for match in _whole_word(surface).finditer(text):
-        begin, end = _sentence_of(spans, match.start(), match.end())
-        if _PROPOSAL.search(text[begin:end]):
-            return match.start(), match.end()
-    begin, end = _sentence_of(spans, *first)
-    return first if _PROPOSAL.search(text[begin:end]) else None
+                      first: tuple[int, int]) -> tuple[int, tuple[int, int] | None]:
+    """How strongly the abstract presents a name as the paper's own (2: a proposal verb
+    introduces it, see name_rules.strictly_proposed; 1: it sits in a proposal sentence;
+    0: neither), and the first mention that does so."""
+    loose: tuple[int, int] | None = None
+    mentions = [(m.start(), m.end()) for m in _whole_word(surface).finditer(text)] or [first]
+    for start, end in mentions:
+        sentence = _sentence_of(spans, start, end)
+        if strictly_proposed(text, sentence, start, end):
+            return 2, (start, end)
+        if loose is None and _PROPOSAL.search(text[sentence[0]:sentence[1]]):
+            loose = (start, end)
+    return (1, loose) if loose is not None else (0, None)
 
 
 def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
@@ -330,18 +341,24 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         list[Method], list[Found | None]]:
     """Named methods; when some are presented as the paper's own ('we propose X'), the
     others (baselines, tools it uses) are dropped."""
-    candidates: list[tuple[Method, Found, bool]] = []
+    candidates: list[tuple[Method, Found, int]] = []
     forms_seen: set[str] = set()
     for name in draft.methods:
+        drafted = find_name(name, text)
         spot = _find_named("method", name, text, rejected)
-        if spot is None:
+        if spot is None or drafted is None:
             continue
         status, start, end = spot
         defined = re.match(r"^(.*\S)\s*\(([^()]+)\)$", text[start:end])
         if defined and _looks_like_acronym(defined.group(2)):
             start, end = start + defined.start(2), start + defined.end(2)  # 'X (ACR)' -> ACR
         surface = text[start:end]
-        proposal = _proposal_mention(surface, text, spans, (start, end))
+        level, proposal = _proposal_mention(surface, text, spans, (start, end))
+        reason = refused_method(text, _sentence_of(spans, start, end), drafted[1:], start, end,
+                                proposed=level == 2)
+        if reason is not None:
+            rejected.append(f"method {name!r}: {reason}")
+            continue
         if proposal is not None:
             start, end = proposal
         other = _parenthetical_after(text, end)
@@ -364,7 +381,23 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         low, high = _evidence(text, sentence, (start, end))
         method = Method(name=surface[:120], expansion=expansion, aliases=aliases,
                         evidence=text[low:high])
-        candidates.append((method, Found(status, start, end, (low, high)), proposal is not None))
+        candidates.append((method, Found(status, start, end, (low, high)), level))
+    for start, end in coined_proposals(text, spans):  # headline names the model missed
+        surface = text[start:end]
+        if _key(surface) in forms_seen | benchmark_keys or named_as_resource(text, start, end):
+            continue
+        sentence = _sentence_of(spans, start, end)
+        if refused_method(text, sentence, (start, end), start, end, proposed=True):
+            continue
+        other = _parenthetical_after(text, end)
+        expansion = other if other and _looks_like_acronym(surface) else (
+            _spelled_out(surface, text) if _looks_like_acronym(surface) else None)
+        aliases = [other] if other and _looks_like_acronym(other) and expansion is None else []
+        forms_seen |= {_key(surface), _key(expansion or ""), *map(_key, aliases)} - {""}
+        low, high = _evidence(text, sentence, (start, end))
+        candidates.append((Method(name=surface, expansion=expansion, aliases=aliases,
+                                  evidence=text[low:high]),
+                           Found("exact", start, end, (low, high)), 2))
     for acronym, start, end, expansion_text in _defined_in_proposals(text, spans):
         keys = {_key(acronym), _key(expansion_text)} - {""}
         if keys & (forms_seen | benchmark_keys):
@@ -374,12 +407,12 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         low, high = _evidence(text, sentence, (start, end))
         method = Method(name=acronym, expansion=expansion_text or None, aliases=[],
                         evidence=text[low:high])
-        candidates.append((method, Found("exact", start, end, (low, high)), True))
-    anyone_proposed = any(proposed for _, _, proposed in candidates)
+        candidates.append((method, Found("exact", start, end, (low, high)), 2))
+    strongest = max((level for _, _, level in candidates), default=0)
     methods: list[Method] = []
     found: list[Found | None] = []
-    for method, where, proposed in candidates:
-        if anyone_proposed and not proposed:
+    for method, where, level in candidates:
+        if level < min(strongest, 1):
             rejected.append(f"method {method.name!r}: not presented as the paper's own")
             continue
         if _part_of_another(method, [other for other, _, _ in candidates]):
@@ -664,11 +697,18 @@ def _types(draft: PaperDraft, benchmarks: list[Benchmark], text: str) -> list[Co
 # --------------------------------------------------------------------------- the whole
 
 
+def _called_a_resource(name: str, text: str) -> bool:
+    """A name the abstract calls a benchmark or dataset ('X, a new benchmark of ...')."""
+    spot = find_name(name, text)
+    return spot is not None and named_as_resource(text, spot[1], spot[2])
+
+
 def assemble(draft: PaperDraft, text: str) -> Assembled:
     """Ground a draft in its abstract: the stored extraction plus how each item was found."""
     spans = sentence_spans(text) or [(0, len(text))]
     rejected: list[str] = []
-    named_benchmarks = [m for m in draft.methods if _BENCHMARK_NAME.search(m)]
+    named_benchmarks = [m for m in draft.methods if _BENCHMARK_NAME.search(m)
+                        or _called_a_resource(m, text)]
     if named_benchmarks:  # 'CellularS2-Bench' listed as a method is the paper's benchmark
         draft = draft.model_copy(update={
             "methods": [m for m in draft.methods if m not in named_benchmarks],
