@@ -18,6 +18,7 @@ from papersift.extract.domain.grounding import Alignment, AlignmentStatus, align
 from papersift.extract.domain.name_rules import (
     coined_proposals,
     named_as_resource,
+    refused_benchmark,
     refused_method,
     strictly_proposed,
 )
@@ -490,11 +491,16 @@ def _benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
     found: list[Found | None] = []
     index: dict[str, int] = {}
     for item in draft.benchmarks:
+        drafted = find_name(item.name, text)
         spot = _find_named("benchmark", item.name, text, rejected)
-        if spot is None:
+        if spot is None or drafted is None:
             continue
         status, start, end = spot
         surface = text[start:end]
+        reason = refused_benchmark(text, drafted[1:], start, end)
+        if reason is not None:
+            rejected.append(f"benchmark {item.name!r}: {reason}")
+            continue
         if _MODEL_NAME.search(surface):
             rejected.append(f"benchmark {item.name!r}: a model, not a benchmark")
             continue
@@ -709,11 +715,15 @@ def assemble(draft: PaperDraft, text: str) -> Assembled:
     rejected: list[str] = []
     named_benchmarks = [m for m in draft.methods if _BENCHMARK_NAME.search(m)
                         or _called_a_resource(m, text)]
-    if named_benchmarks:  # 'CellularS2-Bench' listed as a method is the paper's benchmark
+    # resources a proposal verb introduces by name, which the model may have missed
+    introduced = [text[a:b] for a, b in coined_proposals(text, spans)
+                  if named_as_resource(text, a, b) or _BENCHMARK_NAME.search(text[a:b])]
+    if named_benchmarks or introduced:  # 'CellularS2-Bench' as a method is a benchmark
         draft = draft.model_copy(update={
             "methods": [m for m in draft.methods if m not in named_benchmarks],
             "benchmarks": [*draft.benchmarks,
-                           *(DraftBenchmark(name=m, new=True) for m in named_benchmarks)],
+                           *(DraftBenchmark(name=m, new=True)
+                             for m in [*named_benchmarks, *introduced])],
         })
     tasks, task_found = _tasks(draft, text, spans)
     benchmarks, bench_found = _benchmarks(draft, text, spans, rejected)

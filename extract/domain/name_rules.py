@@ -154,7 +154,7 @@ def coined_proposals(text: str, spans: list[tuple[int, int]]) -> list[tuple[int,
 
 
 _RESOURCE_AFTER = re.compile(
-    r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*(,|:|—|--|-{3}|is|,?\s*which is)\s*(a|an|the|our)?\s*"
+    r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*(,|:|—|--|-{3}|is|,?\s*which is)\s*(a|an|the|our)\s+"
     r"([\w-]+\s+){0,5}?(benchmark|dataset|corpus|suite|testbed|test bed|leaderboard|"
     r"environment|collection|arena)s?\b", re.I)
 
@@ -163,3 +163,33 @@ def named_as_resource(text: str, start: int, end: int) -> bool:
     """The abstract calls this name a benchmark or dataset right after it
     ('CausalSpatial, a diagnostic benchmark'), so it is not a method."""
     return bool(_RESOURCE_AFTER.match(text[end:end + 120]))
+
+
+_RESOURCE_KINDS = frozenset({"benchmark", "dataset", "data", "corpu", "suite", "collection",
+                             "environment", "testbed", "leaderboard", "set", "split", "task",
+                             "challenge", "study", "cohort", "database", "simulator"})
+_LIST_OF_PARTS = re.compile(
+    r"\b(tasks?|categor(y|ies)|dimensions?|types?|aspects?|levels?|skills?|axes|settings?|"
+    r"subsets?|splits?|domains?|scenarios?)\b[^.;]{0,20}:\s*([^.;:]{0,120})$", re.I)
+_NUMBER_WORD = re.compile(r"^(\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|"
+                          r"eleven|twelve|several|many|multiple|various)$", re.I)
+
+
+def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int) -> str | None:
+    """Why a mention ([start, end), trimmed from the model's [drafted]) is not a named
+    benchmark, or None: a described thing around a proper noun ('3GPP specifications',
+    'eight U.S. cities'), or one item of a list of task types ('four tasks: Collision,
+    Occlusion, ...')."""
+    cut_before = re.findall(r"[\w,.]+", text[drafted[0]:start])
+    cut_after = re.findall(r"[A-Za-z]+", text[end:drafted[1]])
+    if any(_NUMBER_WORD.match(word) for word in cut_before):
+        return "a described quantity, not a name"
+    kinds = {word.lower().rstrip("s") for word in cut_after} & _RESOURCE_KINDS
+    if cut_after and cut_after[0].islower() and not kinds \
+            and cut_after[0] not in _JOINING_WORDS:
+        return "part of a description, not a name"
+    mention = text[start:end]
+    plain_word = " " not in mention.strip() and mention[:1].isupper() and mention[1:].islower()
+    if plain_word and _LIST_OF_PARTS.search(text[max(0, start - 160):start]):
+        return "one of a list of task types, not a benchmark"
+    return None
