@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from papersift.extract.domain.attributes import GainAttributes, ground_gain_attributes
+from papersift.extract.domain.gain_candidates import missed_results
 from papersift.extract.domain.grounding import Alignment, AlignmentStatus, align, normalize
 from papersift.extract.domain.name_rules import (
     coined_proposals,
@@ -729,6 +730,11 @@ def assemble(draft: PaperDraft, text: str) -> Assembled:
     benchmarks, bench_found = _benchmarks(draft, text, spans, rejected)
     methods, method_found = _methods(draft, text, spans, rejected,
                                      {_key(b.name) for b in benchmarks})
+    missed = missed_results(text, spans, {g.value for g in draft.gains}, _unit_at,
+                            lambda t, n, a, b: not _not_a_result(t, n, a, b)
+                            and not _is_condition(t, a))
+    if missed and len(draft.gains) + len(missed) <= 12:
+        draft = draft.model_copy(update={"gains": [*draft.gains, *missed]})
     gains, gain_found, gain_attributes = _gains(draft, text, spans, rejected)
     extraction = PaperExtraction(
         contribution_types=_types(draft, benchmarks, text),
