@@ -80,3 +80,20 @@ def test_a_description_around_a_proper_noun_is_not_a_benchmark_name() -> None:
     assembled = assemble(_draft([], ["3GPP specifications", "public KuaiRand recommendation "
                                      "dataset", "eight U.S. cities"]), text)
     assert [b.name for b in assembled.extraction.benchmarks] == ["KuaiRand"]
+
+
+def test_a_title_names_the_method_or_the_new_benchmark_when_the_abstract_contains_it() -> None:
+    text = ("Sequential recommenders are slow. Mamba4Rec uses selective state spaces and is "
+            "3x faster than SASRec.")
+    assert [m.name for m in assemble(_draft([]), text, "Mamba4Rec: Efficient Sequential "
+                                                       "Recommendation").extraction.methods] == [
+        "Mamba4Rec"]
+    # without the title the abstract never proposes it in so many words
+    assert assemble(_draft([]), text).extraction.methods == []
+    # a title name the abstract does not contain is not stored: grounding is in the abstract
+    assert assemble(_draft([]), text, "FastRec: Efficient Recommendation").extraction.methods \
+        == []
+    bench = "Long videos are hard. HLV-1K holds 1,009 hour-long videos with questions."
+    built = assemble(_draft([]), bench, "HLV-1K: A Large-scale Hour-Long Video Benchmark")
+    assert [(b.name, b.introduced) for b in built.extraction.benchmarks] == [("HLV-1K", True)]
+    assert built.extraction.methods == []

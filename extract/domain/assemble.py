@@ -22,6 +22,7 @@ from papersift.extract.domain.name_rules import (
     refused_benchmark,
     refused_method,
     strictly_proposed,
+    title_name,
 )
 from papersift.schemas import (
     Benchmark,
@@ -339,8 +340,8 @@ def _proposal_mention(surface: str, text: str, spans: list[tuple[int, int]],
 
 
 def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
-             rejected: list[str], benchmark_keys: set[str]) -> tuple[
-        list[Method], list[Found | None]]:
+             rejected: list[str], benchmark_keys: set[str],
+             headline: str | None = None) -> tuple[list[Method], list[Found | None]]:
     """Named methods; when some are presented as the paper's own ('we propose X'), the
     others (baselines, tools it uses) are dropped."""
     candidates: list[tuple[Method, Found, int]] = []
@@ -356,6 +357,8 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
             start, end = start + defined.start(2), start + defined.end(2)  # 'X (ACR)' -> ACR
         surface = text[start:end]
         level, proposal = _proposal_mention(surface, text, spans, (start, end))
+        if headline is not None and name == headline:
+            level = 2  # the title names it
         reason = refused_method(text, _sentence_of(spans, start, end), drafted[1:], start, end,
                                 proposed=level == 2)
         if reason is not None:
@@ -487,7 +490,9 @@ def _benchmark_kind(name: str, sentence: str) -> str:
 
 
 def _benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
-                rejected: list[str]) -> tuple[list[Benchmark], list[Found | None]]:
+                rejected: list[str], titled: str | None = None) -> tuple[
+        list[Benchmark], list[Found | None]]:
+    """Named benchmarks; ``titled``: the one the title names, which the paper creates."""
     benchmarks: list[Benchmark] = []
     found: list[Found | None] = []
     index: dict[str, int] = {}
@@ -506,7 +511,8 @@ def _benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
             rejected.append(f"benchmark {item.name!r}: a model, not a benchmark")
             continue
         sentence = _sentence_of(spans, start, end)
-        introduced = _introduced(item, text, sentence, start, end)
+        introduced = _introduced(item, text, sentence, start, end) or (
+            titled is not None and _key(surface) == _key(titled))
         key = _key(surface)
         if key in index:
             if introduced and not benchmarks[index[key]].introduced:
@@ -710,10 +716,32 @@ def _called_a_resource(name: str, text: str) -> bool:
     return spot is not None and named_as_resource(text, spot[1], spot[2])
 
 
-def assemble(draft: PaperDraft, text: str) -> Assembled:
-    """Ground a draft in its abstract: the stored extraction plus how each item was found."""
+def _from_title(draft: PaperDraft, text: str, title: str | None) -> tuple[
+        PaperDraft, str | None, str | None]:
+    """The draft with the name a title gives ('Mamba4Rec: ...') as the paper's method, or
+    as a new benchmark when the abstract or title calls it one; only when the abstract
+    itself contains the name (it is grounded there, never in the title). Also returns the
+    method's or the benchmark's name: the paper presents it as its own."""
+    named = title_name(title)
+    spot = find_name(named[0], text) if named else None
+    if named is None or spot is None:
+        return draft, None, None
+    surface = text[spot[1]:spot[2]]
+    methods = [m for m in draft.methods if _key(m) != _key(surface)]
+    if named[1] or named_as_resource(text, spot[1], spot[2]) or _BENCHMARK_NAME.search(surface):
+        others = [b for b in draft.benchmarks if _key(b.name) != _key(surface)]
+        return draft.model_copy(update={
+            "methods": methods,
+            "benchmarks": [DraftBenchmark(name=surface, new=True), *others]}), None, surface
+    return draft.model_copy(update={"methods": [surface, *methods]}), surface, None
+
+
+def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assembled:
+    """Ground a draft in its abstract: the stored extraction plus how each item was found.
+    ``title``, when the input has one, may name the paper's method (see _from_title)."""
     spans = sentence_spans(text) or [(0, len(text))]
     rejected: list[str] = []
+    draft, headline, titled_benchmark = _from_title(draft, text, title)
     named_benchmarks = [m for m in draft.methods if _BENCHMARK_NAME.search(m)
                         or _called_a_resource(m, text)]
     # resources a proposal verb introduces by name, which the model may have missed
@@ -727,9 +755,9 @@ def assemble(draft: PaperDraft, text: str) -> Assembled:
                              for m in [*named_benchmarks, *introduced])],
         })
     tasks, task_found = _tasks(draft, text, spans)
-    benchmarks, bench_found = _benchmarks(draft, text, spans, rejected)
+    benchmarks, bench_found = _benchmarks(draft, text, spans, rejected, titled_benchmark)
     methods, method_found = _methods(draft, text, spans, rejected,
-                                     {_key(b.name) for b in benchmarks})
+                                     {_key(b.name) for b in benchmarks}, headline)
     missed = missed_results(text, spans, {g.value for g in draft.gains}, _unit_at,
                             lambda t, n, a, b: not _not_a_result(t, n, a, b)
                             and not _is_condition(t, a))

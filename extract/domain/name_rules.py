@@ -193,3 +193,29 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
     if plain_word and _LIST_OF_PARTS.search(text[max(0, start - 160):start]):
         return "one of a list of task types, not a benchmark"
     return None
+
+
+_TITLE_PREFIX = re.compile(r"^\s*([^:]{1,48}?)\s*:\s+(\S.*)$", re.S)
+_TITLE_RESOURCE = re.compile(r"\b(benchmark|dataset|corpus|suite|testbed|leaderboard|arena)s?\b",
+                             re.I)
+_TITLE_MARKUP = re.compile(r"\$|\\[A-Za-z]+|[{}*_]")
+
+
+def title_name(title: str | None) -> tuple[str, bool] | None:
+    """The name a title gives before its colon ('Mamba4Rec: Towards Efficient ...'), and
+    whether the title calls it a benchmark or dataset; None when the title has no such
+    name (a prefix of more than three words, or plain words only)."""
+    if not title:
+        return None
+    match = _TITLE_PREFIX.match(title)
+    if match is None:
+        return None
+    name = _TITLE_MARKUP.sub("", match.group(1)).strip()
+    words = name.split()
+    if not words or len(words) > 3:
+        return None
+    coined = any(any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
+                 for word in words) or (len(words) == 1 and words[0][:1].isupper())
+    if not coined:
+        return None
+    return name, bool(_TITLE_RESOURCE.search(match.group(2)))

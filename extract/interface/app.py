@@ -247,7 +247,8 @@ def extract_stored(
         where = ("WHERE " + " AND ".join(conditions)) if conditions else ""
         params = {"ids": list(paper_ids)} if paper_ids is not None else {}
         rows = warehouse.con.execute(
-            f"SELECT paper_id, text FROM papers {where} ORDER BY first_seen, paper_id", params
+            f"SELECT paper_id, text, {_FIRST_TITLE} FROM papers {where} "
+            "ORDER BY first_seen, paper_id", params
         ).fetchall()
         jobs = jobs_for_stored(rows, settings.max_chars)
         return _extract_jobs(
@@ -317,6 +318,11 @@ def compare_runs(db: Path, gold_file: Path, run_ids: Sequence[str],
     gold = load_gold(gold_file, only)
     with Warehouse(db) as warehouse:
         return [evaluate(warehouse.con, gold, run_id) for run_id in run_ids]
+
+
+# The title an input gave a stored paper (grounding may read a method's name in it).
+_FIRST_TITLE = ("(SELECT s.title FROM sources s WHERE s.paper_id = papers.paper_id AND "
+                "s.title IS NOT NULL ORDER BY s.file, s.position LIMIT 1)")
 
 
 def evaluation_details(db: Path, gold_file: Path, run_ids: Sequence[str],

@@ -153,10 +153,13 @@ def ingest_into(
 # -- outcome -> rows -----------------------------------------------------------------------
 
 
-def extraction_id_for(cache_key: str, raw: dict[str, Any]) -> str:
-    """Content id of a stored extraction: the request, the answer and the grounding code."""
+def extraction_id_for(cache_key: str, raw: dict[str, Any], title: str | None = None) -> str:
+    """Content id of a stored extraction: the request, the answer and the grounding code
+    (and the title, which grounding reads when the input has one)."""
     canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     material = f"{cache_key}\n{ASSEMBLY_VERSION}\n{canonical}"
+    if title:
+        material += f"\ntitle:{title}"
     return "sha256:" + hashlib.sha256(material.encode()).hexdigest()
 
 
@@ -286,6 +289,7 @@ class Job:
     skip: Failure | None = None  # a known reason not to send it (too long for the context)
     file: str | None = None  # first occurrence, so failure rows can name the place
     position: int | None = None
+    title: str | None = None  # the input's title, when it has one (grounding reads it)
 
 
 UNKNOWN_FAILURE = Failure("unknown", "unknown", "no result and no reason")
@@ -308,10 +312,11 @@ def outcome_batch(
     answer = outcome.draft or outcome.extraction
     if answer is not None:
         raw = answer.model_dump(mode="json", exclude_none=outcome.draft is not None)
-        assembled = assemble(outcome.draft, job.text) if outcome.draft is not None else None
+        assembled = assemble(outcome.draft, job.text, job.title) \
+            if outcome.draft is not None else None
         extraction = assembled.extraction if assembled is not None else outcome.extraction
         assert extraction is not None
-        extraction_id = extraction_id_for(outcome.cache_key, raw)
+        extraction_id = extraction_id_for(outcome.cache_key, raw, job.title)
         extraction_rows(
             batch,
             paper_id=outcome.paper_id,
@@ -630,18 +635,19 @@ def too_short(text: str, where: str) -> Failure | None:
                    "abstract; it is stored but not sent to the model")
 
 
-def jobs_for_stored(papers: Iterable[tuple[str, str]], max_chars: int) -> list[Job]:
-    """Jobs for papers already in the warehouse; too long or too short ones carry their
-    skip reason."""
+def jobs_for_stored(papers: Iterable[tuple[str, ...]], max_chars: int) -> list[Job]:
+    """Jobs for papers already in the warehouse, as (paper_id, text) or (paper_id, text,
+    title) rows; too long or too short ones carry their skip reason."""
     jobs = []
-    for paper_id, text in papers:
+    for paper_id, text, *rest in papers:
+        title = rest[0] if rest else None
         skip = too_short(text, paper_id)
         if len(text) > max_chars:
             skip = Failure("ingest", "too_long",
                            f"{paper_id}: {len(text):,} characters, over the "
                            f"{max_chars:,}-character "
                            "limit for the model's context")
-        jobs.append(Job(paper_id, text, skip))
+        jobs.append(Job(paper_id, text, skip, title=title))
     return jobs
 
 
@@ -656,6 +662,7 @@ def jobs_from(result: IngestResult) -> list[Job]:
         unit = "abstract" if first.file.lower().endswith(".txt") else "row"
         skip = Failure("ingest", "too_long", problem.message) if problem else too_short(
             paper.text, f"{first.file}, {unit} {first.position} (line {first.line})")
+        title = next((o.title for o in paper.occurrences if o.title), None)
         jobs.append(Job(paper.paper_id, paper.text, skip, canonical(first.file),
-                        first.position))
+                        first.position, title))
     return jobs
