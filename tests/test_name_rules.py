@@ -97,3 +97,13 @@ def test_a_title_names_the_method_or_the_new_benchmark_when_the_abstract_contain
     built = assemble(_draft([]), bench, "HLV-1K: A Large-scale Hour-Long Video Benchmark")
     assert [(b.name, b.introduced) for b in built.extraction.benchmarks] == [("HLV-1K", True)]
     assert built.extraction.methods == []
+
+
+def test_a_name_set_off_after_a_new_dataset_is_that_dataset() -> None:
+    text = ("Summaries drift from stories. We introduce a new dataset, TaleCheck, of "
+            "summaries with faithfulness labels. On four benchmarks, TaleFix improves recall.")
+    assembled = assemble(_draft(["TaleCheck", "TaleFix"]), text)
+    assert [(b.name, b.introduced) for b in assembled.extraction.benchmarks] == [
+        ("TaleCheck", True)]
+    # 'four benchmarks, TaleFix' is not a resource named after its kind
+    assert [m.name for m in assembled.extraction.methods] == ["TaleFix"]

@@ -713,7 +713,12 @@ def _types(draft: PaperDraft, benchmarks: list[Benchmark], text: str) -> list[Co
 def _called_a_resource(name: str, text: str) -> bool:
     """A name the abstract calls a benchmark or dataset ('X, a new benchmark of ...')."""
     spot = find_name(name, text)
-    return spot is not None and named_as_resource(text, spot[1], spot[2])
+    return spot is not None and _any_mention_a_resource(text[spot[1]:spot[2]], text)
+
+
+def _any_mention_a_resource(surface: str, text: str) -> bool:
+    return any(named_as_resource(text, m.start(), m.end())
+               for m in _whole_word(surface, re.I).finditer(text))
 
 
 def _from_title(draft: PaperDraft, text: str, title: str | None) -> tuple[
@@ -728,7 +733,7 @@ def _from_title(draft: PaperDraft, text: str, title: str | None) -> tuple[
         return draft, None, None
     surface = text[spot[1]:spot[2]]
     methods = [m for m in draft.methods if _key(m) != _key(surface)]
-    if named[1] or named_as_resource(text, spot[1], spot[2]) or _BENCHMARK_NAME.search(surface):
+    if named[1] or _any_mention_a_resource(surface, text) or _BENCHMARK_NAME.search(surface):
         others = [b for b in draft.benchmarks if _key(b.name) != _key(surface)]
         return draft.model_copy(update={
             "methods": methods,

@@ -159,10 +159,18 @@ _RESOURCE_AFTER = re.compile(
     r"environment|collection|arena)s?\b", re.I)
 
 
+_RESOURCE_BEFORE = re.compile(
+    r"\b(a|an|new|novel|our)\s+([\w-]+\s+){0,3}?"
+    r"(benchmark|dataset|corpus|suite|testbed|leaderboard|environment)\s*[,:(]?\s*"
+    r"((called|named|dubbed|termed)\s+)?(\*\*|\*|\\textbf\{|\\textsc\{|\\emph\{)?$", re.I)
+
+
 def named_as_resource(text: str, start: int, end: int) -> bool:
-    """The abstract calls this name a benchmark or dataset right after it
-    ('CausalSpatial, a diagnostic benchmark'), so it is not a method."""
-    return bool(_RESOURCE_AFTER.match(text[end:end + 120]))
+    """The abstract calls this name a benchmark or dataset right next to it
+    ('CausalSpatial, a diagnostic benchmark', 'a new dataset, StorySumm, ...'), so it is
+    not a method."""
+    return bool(_RESOURCE_AFTER.match(text[end:end + 120])
+                or _RESOURCE_BEFORE.search(text[max(0, start - 60):start]))
 
 
 _RESOURCE_KINDS = frozenset({"benchmark", "dataset", "data", "corpu", "suite", "collection",
