@@ -107,3 +107,8 @@ def test_a_name_set_off_after_a_new_dataset_is_that_dataset() -> None:
         ("TaleCheck", True)]
     # 'four benchmarks, TaleFix' is not a resource named after its kind
     assert [m.name for m in assembled.extraction.methods] == ["TaleFix"]
+
+
+def test_a_method_after_another_named_benchmark_stays_a_method() -> None:
+    text = "On our new ContractQA benchmark, SpanSearch improves recall over BM25."
+    assert _methods(text, ["SpanSearch"]) == ["SpanSearch"]

@@ -159,10 +159,10 @@ _RESOURCE_AFTER = re.compile(
     r"environment|collection|arena)s?\b", re.I)
 
 
-_RESOURCE_BEFORE = re.compile(
-    r"\b(a|an|new|novel|our)\s+([\w-]+\s+){0,3}?"
+_RESOURCE_BEFORE = re.compile(  # no name between the article and the kind word
+    r"\b([Aa]n?|[Nn]ew|[Nn]ovel|[Oo]ur)\s+([a-z][a-z-]*\s+){0,3}?"
     r"(benchmark|dataset|corpus|suite|testbed|leaderboard|environment)\s*[,:(]?\s*"
-    r"((called|named|dubbed|termed)\s+)?(\*\*|\*|\\textbf\{|\\textsc\{|\\emph\{)?$", re.I)
+    r"((called|named|dubbed|termed)\s+)?(\*\*|\*|\\textbf\{|\\textsc\{|\\emph\{)?$")
 
 
 def named_as_resource(text: str, start: int, end: int) -> bool:
