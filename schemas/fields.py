@@ -75,6 +75,8 @@ class FieldSpec:
     grounded: bool = True  # its rows carry evidence and offsets
     from_draft: bool = True  # the model proposes the items; False: code finds them alone
     shown: bool = True  # a section of the report's cards (contribution types are a header)
+    # Columns a later migration appended to the table, after the evidence (computed by code)
+    appended: tuple[Column, ...] = ()
     # Columns the view adds to the table's own (the canonical entity): exported after them.
     view_columns: tuple[str, ...] = ()
 
@@ -86,10 +88,11 @@ class FieldSpec:
     def table_columns(self) -> tuple[tuple[str, str], ...]:
         """Every column its table has, in the migrations' order up to the evidence."""
         own = tuple((c.name, c.sql) for c in self.columns)
-        return KEY_COLUMNS + own + (EVIDENCE_COLUMNS if self.grounded else ())
+        late = tuple((c.name, c.sql) for c in self.appended)
+        return KEY_COLUMNS + own + (EVIDENCE_COLUMNS if self.grounded else ()) + late
 
 
-ENTITY_COLUMNS = ("entity_id", "canonical")  # the canonical entity (migration 0007)
+ENTITY_COLUMNS = ("entity_id", "canonical")  # the canonical entity (migration 0008)
 
 BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("contribution_types", "type", "Contribution types",
@@ -108,6 +111,10 @@ BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
                Column("baseline"), Column("dataset"),
                Column("value_in_evidence", "BOOLEAN", attribute="")),
               matcher="gains", label="metric", details=("kind", "baseline", "dataset"),
+              # how code found the metric, baseline and dataset in the abstract (0006)
+              appended=(Column("metric_alignment", attribute=""),
+                        Column("baseline_alignment", attribute=""),
+                        Column("dataset_alignment", attribute="")),
               view_columns=("metric_entity_id", "canonical_metric", "metric_direction",
                             "metric_kind", "dataset_entity_id", "canonical_dataset")),
     FieldSpec("artifacts", "artifact", "Artifacts released", "extraction_artifacts",

@@ -10,7 +10,12 @@ import pytest
 from papersift.extract.domain.entities.acronyms import long_form, stated_pairs
 from papersift.extract.domain.entities.normalise import clean, guard, name_key
 from papersift.extract.domain.entities.resolve import Decision, Name, resolve
-from papersift.extract.domain.entities.stages import candidate_pairs, drop_ambiguous
+from papersift.extract.domain.entities.stages import (
+    abstract_wins,
+    alias_decisions,
+    candidate_pairs,
+    drop_ambiguous,
+)
 from papersift.extract.domain.entities.vocab import (
     VocabularyError,
     load_vocabulary,
@@ -150,3 +155,15 @@ def test_candidates_pass_the_guard_before_any_similarity() -> None:
     assert ("classificationofimages", "imageclassification") in pairs
     assert any(d.verdict == "different" and d.stage == "guard" and "numbers" in d.detail
                for d in blocked)
+
+
+def test_an_abstract_spelling_out_an_acronym_beats_the_alias_table() -> None:
+    vocabulary = load_vocabulary([])
+    names = _names("cot", "conditionaloptimaltransport")
+    table, _ = alias_decisions("method", names, vocabulary)
+    assert [d.b for d in table if d.a == "cot"] == [name_key("chain-of-thought prompting")]
+    stated = [Decision("method", "cot", "conditionaloptimaltransport", "same", "abstract",
+                       None, "COT (conditional optimal transport)")]
+    kept, notes = abstract_wins("method", table, stated, vocabulary)
+    assert all(d.a != "cot" for d in kept)
+    assert notes == ["method 'cot': an abstract spells it out otherwise, alias table not applied"]

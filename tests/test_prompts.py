@@ -17,7 +17,12 @@ def test_examples_are_valid_and_grounded_in_their_own_abstract() -> None:
     for example in prompt.examples:
         draft = PaperDraft.model_validate(example.answer)
         assembled = assemble(draft, example.abstract)
-        assert assembled.rejected == []
+        # Every name, number, baseline and dataset is the abstract's. A metric may be the
+        # example's own words: then it is kept and flagged, never rejected (one example's
+        # 'gain from chain-of-thought prompting' is; the prompt is unchanged since the
+        # recording).
+        assert [r for r in assembled.rejected if not r.endswith("(kept, flagged)")] == []
+        assert sum(r.endswith("(kept, flagged)") for r in assembled.rejected) <= 1
         stored = assembled.extraction
         assert len(stored.methods) == len(draft.methods)
         assert len(stored.benchmarks) == len(draft.benchmarks)

@@ -26,7 +26,8 @@ def _long_query(spec: FieldSpec) -> str:
     names = [f"{{{c.name}}} AS {c.name}" if c.sql.endswith("[]") else c.name
              for c in spec.columns]
     evidence = [_ITEM] if spec.grounded else []
-    columns = ["paper_id", "idx", *names, *spec.view_columns, *evidence]
+    late = [c.name for c in spec.appended]
+    columns = ["paper_id", "idx", *names, *late, *spec.view_columns, *evidence]
     return f"SELECT {', '.join(columns)} FROM {spec.view}"
 
 

@@ -24,10 +24,16 @@ def unknown_paper_ids(con: duckdb.DuckDBPyConnection, paper_ids: Collection[str]
     return set(paper_ids) - {row[0] for row in stored}
 
 
+# The title an input gave a stored paper (grounding may read a method's name in it).
+_FIRST_TITLE = ("(SELECT s.title FROM sources s WHERE s.paper_id = papers.paper_id AND "
+                "s.title IS NOT NULL ORDER BY s.file, s.position LIMIT 1)")
+
+
 def papers_to_extract(con: duckdb.DuckDBPyConnection, *, only_missing: bool,
-                      paper_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
-    """(paper_id, text) in first-seen order: all papers, or those without an extraction,
-    narrowed to ``paper_ids`` when given."""
+                      paper_ids: Collection[str] | None = None,
+                      ) -> list[tuple[str, str, str | None]]:
+    """(paper_id, text, title) in first-seen order: all papers, or those without an
+    extraction, narrowed to ``paper_ids`` when given."""
     conditions = []
     if only_missing:
         conditions.append("paper_id NOT IN (SELECT paper_id FROM latest_extractions)")
@@ -36,9 +42,10 @@ def papers_to_extract(con: duckdb.DuckDBPyConnection, *, only_missing: bool,
     where = ("WHERE " + " AND ".join(conditions)) if conditions else ""
     params = {"ids": list(paper_ids)} if paper_ids is not None else {}
     rows = con.execute(
-        f"SELECT paper_id, text FROM papers {where} ORDER BY first_seen, paper_id", params
+        f"SELECT paper_id, text, {_FIRST_TITLE} FROM papers {where} "
+        "ORDER BY first_seen, paper_id", params
     ).fetchall()
-    return [(str(paper_id), str(text)) for paper_id, text in rows]
+    return [(str(paper_id), str(text), title) for paper_id, text, title in rows]
 
 
 def papers_by_id(con: duckdb.DuckDBPyConnection,

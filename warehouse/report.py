@@ -292,6 +292,17 @@ def _details(row: dict[str, Any], names: Iterable[str]) -> tuple[tuple[str, str]
     return tuple(found)
 
 
+_ATTRIBUTE_LABELS = (("metric_alignment", "metric"), ("baseline_alignment", "baseline"),
+                     ("dataset_alignment", "dataset"))
+
+
+def _unverified_attributes(row: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """A gain's attributes code did not find in the abstract: a flagged metric (kept in the
+    model's words) and a rejected baseline or dataset (not stored)."""
+    missing = [label for column, label in _ATTRIBUTE_LABELS if row.get(column) == "none"]
+    return (("not in the abstract", ", ".join(missing)),) if missing else ()
+
+
 def _item(kind: str, row: dict[str, Any],
           aliases: dict[str, tuple[str, ...]] | None = None) -> Item:
     spec = _SHOWN.get(kind)
@@ -304,7 +315,8 @@ def _item(kind: str, row: dict[str, Any],
         field=kind,
         idx=int(row["idx"]),
         name=str(row[label]),
-        details=_details(row, details),
+        details=_details(row, details)
+        + (_unverified_attributes(row) if kind == "gain" else ()),
         evidence=str(row["evidence"]),
         # highlight the item itself where code found it, else its evidence quote
         char_start=row["char_start"] if row.get("mention_start") is None

@@ -13,7 +13,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from papersift.extract.domain.attributes import GainAttributes, ground_gain_attributes
+from papersift.extract.domain.gain_candidates import missed_results
 from papersift.extract.domain.grounding import Alignment, AlignmentStatus, align, normalize
+from papersift.extract.domain.name_rules import (
+    coined_proposals,
+    named_as_resource,
+    refused_benchmark,
+    refused_method,
+    strictly_proposed,
+    title_name,
+)
 from papersift.schemas import (
     Benchmark,
     ClaimedGain,
@@ -31,7 +41,7 @@ MIN_EVIDENCE_CHARS = 3
 MAX_METHODS = 4  # the stored schema's cap
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/13"
+ASSEMBLY_VERSION = "assemble/14"
 
 _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx",
                   "U.S", "U.K", "Dr", "No")
@@ -99,6 +109,7 @@ class Assembled:
     extraction: PaperExtraction
     found: dict[str, list[Found | None]]
     rejected: list[str] = field(default_factory=list)
+    gain_attributes: list[GainAttributes] = field(default_factory=list)  # parallel to gains
 
     def alignment(self, field_name: str, index: int) -> Alignment:
         """The evidence sentence's span with the status of the item's own match."""
@@ -313,33 +324,46 @@ _PROPOSAL = re.compile(
 
 
 def _proposal_mention(surface: str, text: str, spans: list[tuple[int, int]],
-                      first: tuple[int, int]) -> tuple[int, int] | None:
-    """The first mention of a name whose sentence presents it as the paper's own."""
-    for match in _whole_word(surface).finditer(text):
-        begin, end = _sentence_of(spans, match.start(), match.end())
-        if _PROPOSAL.search(text[begin:end]):
-            return match.start(), match.end()
-    begin, end = _sentence_of(spans, *first)
-    return first if _PROPOSAL.search(text[begin:end]) else None
+                      first: tuple[int, int]) -> tuple[int, tuple[int, int] | None]:
+    """How strongly the abstract presents a name as the paper's own (2: a proposal verb
+    introduces it, see name_rules.strictly_proposed; 1: it sits in a proposal sentence;
+    0: neither), and the first mention that does so."""
+    loose: tuple[int, int] | None = None
+    mentions = [(m.start(), m.end()) for m in _whole_word(surface).finditer(text)] or [first]
+    for start, end in mentions:
+        sentence = _sentence_of(spans, start, end)
+        if strictly_proposed(text, sentence, start, end):
+            return 2, (start, end)
+        if loose is None and _PROPOSAL.search(text[sentence[0]:sentence[1]]):
+            loose = (start, end)
+    return (1, loose) if loose is not None else (0, None)
 
 
 def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
-             rejected: list[str], benchmark_keys: set[str]) -> tuple[
-        list[Method], list[Found | None]]:
+             rejected: list[str], benchmark_keys: set[str],
+             headline: str | None = None) -> tuple[list[Method], list[Found | None]]:
     """Named methods; when some are presented as the paper's own ('we propose X'), the
     others (baselines, tools it uses) are dropped."""
-    candidates: list[tuple[Method, Found, bool]] = []
+    candidates: list[tuple[Method, Found, int]] = []
     forms_seen: set[str] = set()
     for name in draft.methods:
+        drafted = find_name(name, text)
         spot = _find_named("method", name, text, rejected)
-        if spot is None:
+        if spot is None or drafted is None:
             continue
         status, start, end = spot
         defined = re.match(r"^(.*\S)\s*\(([^()]+)\)$", text[start:end])
         if defined and _looks_like_acronym(defined.group(2)):
             start, end = start + defined.start(2), start + defined.end(2)  # 'X (ACR)' -> ACR
         surface = text[start:end]
-        proposal = _proposal_mention(surface, text, spans, (start, end))
+        level, proposal = _proposal_mention(surface, text, spans, (start, end))
+        if headline is not None and name == headline:
+            level = 2  # the title names it
+        reason = refused_method(text, _sentence_of(spans, start, end), drafted[1:], start, end,
+                                proposed=level == 2)
+        if reason is not None:
+            rejected.append(f"method {name!r}: {reason}")
+            continue
         if proposal is not None:
             start, end = proposal
         other = _parenthetical_after(text, end)
@@ -362,7 +386,23 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         low, high = _evidence(text, sentence, (start, end))
         method = Method(name=surface[:120], expansion=expansion, aliases=aliases,
                         evidence=text[low:high])
-        candidates.append((method, Found(status, start, end, (low, high)), proposal is not None))
+        candidates.append((method, Found(status, start, end, (low, high)), level))
+    for start, end in coined_proposals(text, spans):  # headline names the model missed
+        surface = text[start:end]
+        if _key(surface) in forms_seen | benchmark_keys or named_as_resource(text, start, end):
+            continue
+        sentence = _sentence_of(spans, start, end)
+        if refused_method(text, sentence, (start, end), start, end, proposed=True):
+            continue
+        other = _parenthetical_after(text, end)
+        expansion = other if other and _looks_like_acronym(surface) else (
+            _spelled_out(surface, text) if _looks_like_acronym(surface) else None)
+        aliases = [other] if other and _looks_like_acronym(other) and expansion is None else []
+        forms_seen |= {_key(surface), _key(expansion or ""), *map(_key, aliases)} - {""}
+        low, high = _evidence(text, sentence, (start, end))
+        candidates.append((Method(name=surface, expansion=expansion, aliases=aliases,
+                                  evidence=text[low:high]),
+                           Found("exact", start, end, (low, high)), 2))
     for acronym, start, end, expansion_text in _defined_in_proposals(text, spans):
         keys = {_key(acronym), _key(expansion_text)} - {""}
         if keys & (forms_seen | benchmark_keys):
@@ -372,12 +412,12 @@ def _methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         low, high = _evidence(text, sentence, (start, end))
         method = Method(name=acronym, expansion=expansion_text or None, aliases=[],
                         evidence=text[low:high])
-        candidates.append((method, Found("exact", start, end, (low, high)), True))
-    anyone_proposed = any(proposed for _, _, proposed in candidates)
+        candidates.append((method, Found("exact", start, end, (low, high)), 2))
+    strongest = max((level for _, _, level in candidates), default=0)
     methods: list[Method] = []
     found: list[Found | None] = []
-    for method, where, proposed in candidates:
-        if anyone_proposed and not proposed:
+    for method, where, level in candidates:
+        if level < min(strongest, 1):
             rejected.append(f"method {method.name!r}: not presented as the paper's own")
             continue
         if _part_of_another(method, [other for other, _, _ in candidates]):
@@ -450,21 +490,29 @@ def _benchmark_kind(name: str, sentence: str) -> str:
 
 
 def _benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
-                rejected: list[str]) -> tuple[list[Benchmark], list[Found | None]]:
+                rejected: list[str], titled: str | None = None) -> tuple[
+        list[Benchmark], list[Found | None]]:
+    """Named benchmarks; ``titled``: the one the title names, which the paper creates."""
     benchmarks: list[Benchmark] = []
     found: list[Found | None] = []
     index: dict[str, int] = {}
     for item in draft.benchmarks:
+        drafted = find_name(item.name, text)
         spot = _find_named("benchmark", item.name, text, rejected)
-        if spot is None:
+        if spot is None or drafted is None:
             continue
         status, start, end = spot
         surface = text[start:end]
+        reason = refused_benchmark(text, drafted[1:], start, end)
+        if reason is not None:
+            rejected.append(f"benchmark {item.name!r}: {reason}")
+            continue
         if _MODEL_NAME.search(surface):
             rejected.append(f"benchmark {item.name!r}: a model, not a benchmark")
             continue
         sentence = _sentence_of(spans, start, end)
-        introduced = _introduced(item, text, sentence, start, end)
+        introduced = _introduced(item, text, sentence, start, end) or (
+            titled is not None and _key(surface) == _key(titled))
         key = _key(surface)
         if key in index:
             if introduced and not benchmarks[index[key]].introduced:
@@ -517,10 +565,13 @@ _RANGE_AFTER = re.compile(r"^\s*(?:\\?%)?\s*(?:–|—|-|to)\s*(\d+(?:[.,]\d+)*)
 
 
 def _gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
-           rejected: list[str]) -> tuple[list[ClaimedGain], list[Found | None]]:
+           rejected: list[str]) -> tuple[list[ClaimedGain], list[Found | None],
+                                         list[GainAttributes]]:
     """Gains at the numbers the abstract states; a range ('8–17%') is one gain, stored
-    at its low end with the unit written after its high end."""
+    at its low end with the unit written after its high end. Metric, baseline and
+    dataset are grounded too (extract.domain.attributes)."""
     gains: list[ClaimedGain] = []
+    attributes: list[GainAttributes] = []
     found: list[Found | None] = []
     stated = number_spans(text)
     used: set[int] = set()
@@ -548,12 +599,16 @@ def _gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         unit = _unit_at(text, start, unit_end)
         sentence = _sentence_of(spans, start, end)
         low, high_end = _evidence(text, sentence, (start, unit_end))
+        grounded = ground_gain_attributes(item.value, item.metric, item.vs, item.on, text,
+                                          sentence, rejected)
         gains.append(ClaimedGain(
-            metric=item.metric, value=value, unit=unit,  # type: ignore[arg-type]
+            metric=grounded.metric, value=value, unit=unit,  # type: ignore[arg-type]
             kind=_gain_kind(unit, item.metric, text[sentence[0]:sentence[1]]),  # type: ignore[arg-type]
-            baseline=item.vs, dataset=item.on, evidence=text[low:high_end]))
+            baseline=grounded.baseline, dataset=grounded.dataset,
+            evidence=text[low:high_end]))
         found.append(Found("exact", start, unit_end, (low, high_end)))
-    return gains, found
+        attributes.append(grounded)
+    return gains, found, attributes
 
 
 def _locate_number(item: DraftGain, value: float, text: str, spans: list[tuple[int, int]],
@@ -655,22 +710,65 @@ def _types(draft: PaperDraft, benchmarks: list[Benchmark], text: str) -> list[Co
 # --------------------------------------------------------------------------- the whole
 
 
-def assemble(draft: PaperDraft, text: str) -> Assembled:
-    """Ground a draft in its abstract: the stored extraction plus how each item was found."""
+def _called_a_resource(name: str, text: str) -> bool:
+    """A name the abstract calls a benchmark or dataset ('X, a new benchmark of ...')."""
+    spot = find_name(name, text)
+    return spot is not None and _any_mention_a_resource(text[spot[1]:spot[2]], text)
+
+
+def _any_mention_a_resource(surface: str, text: str) -> bool:
+    return any(named_as_resource(text, m.start(), m.end())
+               for m in _whole_word(surface, re.I).finditer(text))
+
+
+def _from_title(draft: PaperDraft, text: str, title: str | None) -> tuple[
+        PaperDraft, str | None, str | None]:
+    """The draft with the name a title gives ('Mamba4Rec: ...') as the paper's method, or
+    as a new benchmark when the abstract or title calls it one; only when the abstract
+    itself contains the name (it is grounded there, never in the title). Also returns the
+    method's or the benchmark's name: the paper presents it as its own."""
+    named = title_name(title)
+    spot = find_name(named[0], text) if named else None
+    if named is None or spot is None:
+        return draft, None, None
+    surface = text[spot[1]:spot[2]]
+    methods = [m for m in draft.methods if _key(m) != _key(surface)]
+    if named[1] or _any_mention_a_resource(surface, text) or _BENCHMARK_NAME.search(surface):
+        others = [b for b in draft.benchmarks if _key(b.name) != _key(surface)]
+        return draft.model_copy(update={
+            "methods": methods,
+            "benchmarks": [DraftBenchmark(name=surface, new=True), *others]}), None, surface
+    return draft.model_copy(update={"methods": [surface, *methods]}), surface, None
+
+
+def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assembled:
+    """Ground a draft in its abstract: the stored extraction plus how each item was found.
+    ``title``, when the input has one, may name the paper's method (see _from_title)."""
     spans = sentence_spans(text) or [(0, len(text))]
     rejected: list[str] = []
-    named_benchmarks = [m for m in draft.methods if _BENCHMARK_NAME.search(m)]
-    if named_benchmarks:  # 'CellularS2-Bench' listed as a method is the paper's benchmark
+    draft, headline, titled_benchmark = _from_title(draft, text, title)
+    named_benchmarks = [m for m in draft.methods if _BENCHMARK_NAME.search(m)
+                        or _called_a_resource(m, text)]
+    # resources a proposal verb introduces by name, which the model may have missed
+    introduced = [text[a:b] for a, b in coined_proposals(text, spans)
+                  if named_as_resource(text, a, b) or _BENCHMARK_NAME.search(text[a:b])]
+    if named_benchmarks or introduced:  # 'CellularS2-Bench' as a method is a benchmark
         draft = draft.model_copy(update={
             "methods": [m for m in draft.methods if m not in named_benchmarks],
             "benchmarks": [*draft.benchmarks,
-                           *(DraftBenchmark(name=m, new=True) for m in named_benchmarks)],
+                           *(DraftBenchmark(name=m, new=True)
+                             for m in [*named_benchmarks, *introduced])],
         })
     tasks, task_found = _tasks(draft, text, spans)
-    benchmarks, bench_found = _benchmarks(draft, text, spans, rejected)
+    benchmarks, bench_found = _benchmarks(draft, text, spans, rejected, titled_benchmark)
     methods, method_found = _methods(draft, text, spans, rejected,
-                                     {_key(b.name) for b in benchmarks})
-    gains, gain_found = _gains(draft, text, spans, rejected)
+                                     {_key(b.name) for b in benchmarks}, headline)
+    missed = missed_results(text, spans, {g.value for g in draft.gains}, _unit_at,
+                            lambda t, n, a, b: not _not_a_result(t, n, a, b)
+                            and not _is_condition(t, a))
+    if missed and len(draft.gains) + len(missed) <= 12:
+        draft = draft.model_copy(update={"gains": [*draft.gains, *missed]})
+    gains, gain_found, gain_attributes = _gains(draft, text, spans, rejected)
     extraction = PaperExtraction(
         contribution_types=_types(draft, benchmarks, text),
         tasks=tasks, methods=methods, benchmarks=benchmarks, claimed_gains=gains,
@@ -680,4 +778,5 @@ def assemble(draft: PaperDraft, text: str) -> Assembled:
         {"tasks": task_found, "methods": method_found, "benchmarks": bench_found,
          "claimed_gains": gain_found},
         rejected,
+        gain_attributes,
     )

@@ -533,8 +533,10 @@ def evaluate(con: duckdb.DuckDBPyConnection, gold: Gold, run_id: str | None = No
         raise GoldError(f"{gold.path}: none of its papers are in this warehouse; ingest the "
                         "corpus it was written for")
     local = str(run[3] or "").startswith("gguf:")  # the endpoint identity of a local model
-    metrics = score(gold, load_predictions(con, run_id, paper_ids), run[0], local=local,
-                    batch=bool(run[4]))
+    predictions = load_predictions(con, run_id, paper_ids)
+    metrics = score(gold, predictions, run[0], local=local, batch=bool(run[4]))
+    metrics["gain_attributes"] = gain_attribute_counts(
+        con, [p.extraction_id for p in predictions if p.extraction_id])
     created = datetime.now(UTC).replace(tzinfo=None)
     eval_id = f"eval_{created:%Y%m%dT%H%M%S%f}_{run_id[-6:]}"
     evaluation = Evaluation(eval_id, run_id, run[0], run[1], run[2], gold, metrics)
@@ -547,7 +549,30 @@ def evaluate(con: duckdb.DuckDBPyConnection, gold: Gold, run_id: str | None = No
     return evaluation
 
 
-HEADLINE = (
+def gain_attribute_counts(con: duckdb.DuckDBPyConnection, extraction_ids: Sequence[str]) -> \
+        dict[str, dict[str, int]]:
+    """How many stored gains had each attribute found in the abstract (exact, normalized,
+    fuzzy), flagged or rejected ('none': not in the abstract), or not given."""
+    out: dict[str, dict[str, int]] = {}
+    for attribute in ("metric", "baseline", "dataset"):
+        rows = con.execute(
+            f"SELECT coalesce({attribute}_alignment, 'not given'), count(*) "
+            "FROM extraction_gains WHERE list_contains(?, extraction_id) GROUP BY 1",
+            [list(extraction_ids)]).fetchall()
+        out[attribute] = {str(status): int(n) for status, n in sorted(rows)}
+    return out
+
+
+def _attribute_share(status: str) -> Callable[[dict[str, Any]], Any]:
+    def share(metrics: dict[str, Any]) -> Any:
+        counts = metrics.get("gain_attributes") or {}
+        given = {k: v for k, v in counts.get(status, {}).items() if k != "not given"}
+        total = sum(given.values())
+        return f"{total - given.get('none', 0)}/{total}" if total else None
+    return share
+
+
+HEADLINE: tuple[tuple[str, tuple[str, ...] | Callable[[dict[str, Any]], Any]], ...] = (
     ("methods F1", ("methods", "f1")),
     ("methods P", ("methods", "precision")),
     ("methods R", ("methods", "recall")),
@@ -565,6 +590,9 @@ HEADLINE = (
     ("grounding rate", ("grounding_rate",)),
     ("gain numbers not in abstract", ("gains_with_numbers_not_in_abstract",)),
     ("re-ask rate", ("reask_rate",)),
+    ("gain metrics in abstract", _attribute_share("metric")),
+    ("gain baselines in abstract", _attribute_share("baseline")),
+    ("gain datasets in abstract", _attribute_share("dataset")),
     ("failures", ("failures",)),
     ("median s/paper", ("latency_s", "median")),
     ("p90 s/paper", ("latency_s", "p90")),
@@ -578,6 +606,9 @@ def headline(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
     """(label, value) rows of the figures people compare first."""
     rows = []
     for label, path in HEADLINE:
+        if callable(path):
+            rows.append((label, path(metrics)))
+            continue
         value: Any = metrics
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None

@@ -188,9 +188,11 @@ def load_fields(path: str | Path) -> FieldSet:
 DEFAULT_FIELDS = FieldSet()
 
 
-def ground(draft: PaperDraft, text: str, fields: FieldSet = DEFAULT_FIELDS) -> Grounded:
-    """Ground one answer in its abstract: every field of the run, each by its strategy."""
-    grounded = Grounded(assemble(draft, text))
+def ground(draft: PaperDraft, text: str, fields: FieldSet = DEFAULT_FIELDS,
+           title: str | None = None) -> Grounded:
+    """Ground one answer in its abstract (and the input's title, which may name the
+    method): every field of the run, each by its strategy."""
+    grounded = Grounded(assemble(draft, text, title))
     for spec in fields.builtin:
         detector = DETECTORS.get(spec.name)
         if not spec.from_draft and detector is not None:

@@ -22,6 +22,7 @@ from papersift.extract.access.extractor import Extractor
 from papersift.extract.access.limits import RequestGate, approx_tokens
 from papersift.extract.access.llm import Endpoint, RetryPolicy, build_client
 from papersift.extract.access.recording import recording_transport
+from papersift.extract.domain.eval_errors import EvalDetails, details
 from papersift.extract.domain.evaluate import Evaluation, GoldError, evaluate, load_gold
 from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, load_fields, prompt_for
 from papersift.extract.domain.ingest import DEFAULT_CHUNK_PAPERS, DEFAULT_MAX_CHARS, ingest_stream
@@ -326,6 +327,14 @@ def compare_runs(db: Path, gold_file: Path, run_ids: Sequence[str],
     gold = load_gold(gold_file, only)
     with Warehouse(db) as warehouse:
         return [evaluate(warehouse.con, gold, run_id) for run_id in run_ids]
+
+
+def evaluation_details(db: Path, gold_file: Path, run_ids: Sequence[str],
+                       only: Sequence[str] | None = None) -> list[EvalDetails]:
+    """Each run's false positives and negatives per paper and its figures per source."""
+    gold = load_gold(gold_file, only)
+    with Warehouse(db) as warehouse:
+        return [details(warehouse.con, gold, run_id) for run_id in run_ids]
 
 
 def paper_ids_from(path: Path) -> list[str]:

@@ -30,7 +30,7 @@ from rich.table import Table
 from papersift.errors import PapersiftError
 from papersift.extract.domain.evaluate import headline
 from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, IngestProblem
-from papersift.extract.interface import app, cli_discover, options
+from papersift.extract.interface import app, cli_discover, eval_report, options
 from papersift.extract.interface import entities as entities_lib
 from papersift.extract.interface.entities_cli import entities
 from papersift.extract.runs.batch import BatchOptions, BatchProgress
@@ -295,30 +295,41 @@ def extract(db: Path, all_papers: bool, ids_file: Path | None, **kw: Any) -> Non
               help="Score two runs on the same gold file and show them side by side.")
 @click.option("--ids", "ids_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Score only these gold papers (one sha256: paper id per line).")
+@click.option("--errors", "show_errors", is_flag=True,
+              help="List each paper's false positives and false negatives per field.")
+@click.option("--by-source", "by_source", is_flag=True,
+              help="Also score each source (venue, else file) on its own.")
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
 @_known_errors
 def eval_command(gold_file: Path, run_id: str | None, compare: tuple[str, str] | None,
-                 ids_file: Path | None, db: Path, fmt: str) -> None:
+                 ids_file: Path | None, show_errors: bool, by_source: bool, db: Path,
+                 fmt: str) -> None:
     """Score extractions against a gold file: per-field precision, recall and F1.
 
     Methods and benchmarks match by normalised name (aliases and acronyms count), gains by
     value and by value plus metric; also contribution types, the `introduced` flag, a soft
-    task score, grounding, re-asks, failures, tokens, latency and cost. Each evaluation is
-    stored in the `evals` table.
+    task score, grounding (gain metrics, baselines and datasets too), re-asks, failures,
+    tokens, latency and cost. Each evaluation is stored in the `evals` table. `--errors`
+    lists what each paper got wrong, `--by-source` splits the scores, and `--compare`
+    also lists the papers whose errors changed.
     """
     only = app.paper_ids_from(ids_file) if ids_file is not None else None
     if compare:
         evaluations = app.compare_runs(db, gold_file, list(compare), only=only)
     else:
         evaluations = [app.evaluate_run(db, gold_file, run_id, only=only)]
+    wanted = show_errors or by_source or bool(compare)
+    extra = app.evaluation_details(db, gold_file, [e.run_id for e in evaluations], only=only) \
+        if wanted else []
     if fmt == "json":
         click.echo(json.dumps([
             {"eval_id": e.eval_id, "run_id": e.run_id, "model": e.model,
              "prompt_version": e.prompt_version, "schema_version": e.schema_version,
-             "gold_file": e.gold.path, "gold_sha256": e.gold.sha256, "metrics": e.metrics}
-            for e in evaluations], indent=2))
+             "gold_file": e.gold.path, "gold_sha256": e.gold.sha256, "metrics": e.metrics,
+             **(eval_report.details_json(extra[n], show_errors, by_source) if extra else {})}
+            for n, e in enumerate(evaluations)], indent=2))
         return
     table = Table(title=f"{gold_file} · {len(evaluations[0].gold.papers)} gold papers")
     table.add_column("figure")
@@ -337,6 +348,14 @@ def eval_command(gold_file: Path, run_id: str | None, compare: tuple[str, str] |
             cells.append(f"{b - a:+.3f}" if numeric else "")
         table.add_row(label, *cells)
     out.print(table)
+    if by_source:
+        for found in extra:
+            out.print(eval_report.source_table(found))
+    if show_errors:
+        for found in extra:
+            eval_report.print_errors(out, found)
+    if compare:
+        eval_report.print_changes(out, extra[0], extra[1])
 
 
 @cli.command()

@@ -80,10 +80,13 @@ def new_run_id() -> str:
 # -- outcome -> rows -----------------------------------------------------------------------
 
 
-def extraction_id_for(cache_key: str, raw: dict[str, Any]) -> str:
-    """Content id of a stored extraction: the request, the answer and the grounding code."""
+def extraction_id_for(cache_key: str, raw: dict[str, Any], title: str | None = None) -> str:
+    """Content id of a stored extraction: the request, the answer and the grounding code
+    (and the title, which grounding reads when the input has one)."""
     canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     material = f"{cache_key}\n{ASSEMBLY_VERSION}\n{GROUNDING_VERSION}\n{canonical}"
+    if title:
+        material += f"\ntitle:{title}"
     return "sha256:" + hashlib.sha256(material.encode()).hexdigest()
 
 
@@ -143,6 +146,9 @@ def extraction_rows(
                 ungrounded += row["alignment"] == "none"
             if spec.name == "claimed_gains":
                 row["value_in_evidence"] = _value_in_evidence(item)
+                attributes = assembled.gain_attributes if assembled is not None else []
+                if row["idx"] < len(attributes):
+                    row.update(attributes[row["idx"]].columns())
                 if row["value_in_evidence"] is False and row["alignment"] != "none":
                     ungrounded += 1
             batch.add(spec.table, {**base, **row})
@@ -212,6 +218,7 @@ class Job:
     skip: Failure | None = None  # a known reason not to send it (too long for the context)
     file: str | None = None  # first occurrence, so failure rows can name the place
     position: int | None = None
+    title: str | None = None  # the input's title, when it has one (grounding reads it)
 
 
 UNKNOWN_FAILURE = Failure("unknown", "unknown", "no result and no reason")
@@ -235,11 +242,12 @@ def outcome_batch(
     answer = outcome.draft or outcome.extraction
     if answer is not None:
         raw = answer.model_dump(mode="json", exclude_none=outcome.draft is not None)
-        grounded = ground(outcome.draft, job.text, fields) if outcome.draft is not None else None
+        grounded = (ground(outcome.draft, job.text, fields, job.title)
+                    if outcome.draft is not None else None)
         assembled = grounded.assembled if grounded is not None else None
         extraction = assembled.extraction if assembled is not None else outcome.extraction
         assert extraction is not None
-        extraction_id = extraction_id_for(outcome.cache_key, raw)
+        extraction_id = extraction_id_for(outcome.cache_key, raw, job.title)
         extraction_rows(
             batch,
             paper_id=outcome.paper_id,
@@ -604,18 +612,20 @@ def too_short(text: str, where: str) -> Failure | None:
                    "abstract; it is stored but not sent to the model")
 
 
-def jobs_for_stored(papers: Iterable[tuple[str, str]], max_chars: int) -> list[Job]:
-    """Jobs for papers already in the warehouse; too long or too short ones carry their
-    skip reason."""
+def jobs_for_stored(papers: Iterable[tuple[str, str] | tuple[str, str, str | None]],
+                    max_chars: int) -> list[Job]:
+    """Jobs for papers already in the warehouse, as (paper_id, text) or (paper_id, text,
+    title) rows; too long or too short ones carry their skip reason."""
     jobs = []
-    for paper_id, text in papers:
+    for paper_id, text, *rest in papers:
+        title = rest[0] if rest else None
         skip = too_short(text, paper_id)
         if len(text) > max_chars:
             skip = Failure("ingest", "too_long",
                            f"{paper_id}: {len(text):,} characters, over the "
                            f"{max_chars:,}-character "
                            "limit for the model's context")
-        jobs.append(Job(paper_id, text, skip))
+        jobs.append(Job(paper_id, text, skip, title=title))
     return jobs
 
 
@@ -630,6 +640,7 @@ def jobs_from(result: IngestResult) -> list[Job]:
         unit = "abstract" if first.file.lower().endswith(".txt") else "row"
         skip = Failure("ingest", "too_long", problem.message) if problem else too_short(
             paper.text, f"{first.file}, {unit} {first.position} (line {first.line})")
+        title = next((o.title for o in paper.occurrences if o.title), None)
         jobs.append(Job(paper.paper_id, paper.text, skip, canonical(first.file),
-                        first.position))
+                        first.position, title))
     return jobs

@@ -1,0 +1,229 @@
+"""Rules, read off the abstract's own wording, for whether a name is the paper's own method.
+
+Small models list whatever is capitalised: baselines ("methods such as SimHash"),
+building blocks ("Transformer-based"), fragments of descriptions ("Rashomon ensemble of
+near-optimal trees" trimmed to "Rashomon"), acronyms of lowercase terms of art ("optimal
+transport (OT)"), authors ("Karagodin et al."), problem classes ("we formalise the
+problem as X") and named findings ("we uncover a Substitution Paradox"). They also miss
+the paper's headline name when it sits right after "we propose". The rules here look
+only at the words around a mention, never at particular names, so they carry over to
+abstracts nobody tuned them on.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A sentence presents something as the paper's own ("we propose", "this paper introduces").
+PROPOSAL_VERB = re.compile(
+    r"\b(we|our|this (paper|work))\b[^.;]{0,80}?\b(propos|introduc|present|develop|design|"
+    r"call|dub|nam|term|build|devis|formulat|creat|offer|instantiat|implement)\w*|\bcalled\b|\bdubbed\b|"
+    r"\bnamed\b|\(ours\)", re.I)
+# Words between the proposal verb and a name that make the name something else: what the
+# proposed thing uses, extends, or is compared with ("we propose X, which uses Y").
+_BLOCKING_GAP = re.compile(
+    r"\b(that|which|who|whose|using|uses|use|via|with|than|such as|including|like|against|"
+    r"based|built|on top of|leverag\w*|extend\w*|from|over|into|upon|in|on|to|by|under|"
+    r"and (?:evaluate|compare|test)\w*)\b|[;:]", re.I)
+_MAX_GAP = 90
+# Right after a name: it is presented as new ("X, a novel ...", "X (ours)").
+_NEW_AFTER = re.compile(r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*(,|:|—|--|-{3})?\s*"
+                        r"(a|an|the|our)?\s*(new|novel|first|proposed)\b|^\s*\(ours\)", re.I)
+
+# Just before a name: it is an example of existing work, a baseline, or what is compared.
+_BASELINE_BEFORE = re.compile(
+    r"\b(such as|including|like|e\.g\.,?|i\.e\.,?|compared (with|to)|comparison (with|to)|"
+    r"than|outperform\w*|surpass\w*|beat\w*|over|against|versus|vs\.?|baselines?|prior|"
+    r"existing|previous|standard|vanilla|conventional|popular|classic(al)?|off-the-shelf|"
+    r"pretrained|pre-trained|fine-tun\w*|backbones?|built on|based on|on top of|"
+    r"extend\w*|generali[sz]\w*|adapt\w*|apply\w*|applied to|using|uses|employ\w*|"
+    r"leverag\w*)"
+    r"\s*(\*|_|\\textbf\{|\\emph\{|\\textit\{)*$", re.I)
+# Just after a name: a building block ("Transformer-based"), or others' work ("X et al.").
+_BUILDING_BLOCK_AFTER = re.compile(
+    r"^[*_}]*-(based|style|like|inspired|driven|guided|type|family|variant|backbone)\b", re.I)
+_AUTHOR_AFTER = re.compile(r"^[*_}]*,?\s*et\s+al\b")
+# Before a name: the paper studies a problem, setting or finding under that name.
+_PROBLEM_BEFORE = re.compile(
+    r"\b(formali[sz]\w*|problem( class)?|setting|phenomenon|regime|conjecture|"
+    r"uncover\w*|discover\w*|observe\w*|reveal\w*|identif\w*|evidence (for|of)|dub this|"
+    r"call this (phenomenon|effect|failure|problem))\b[^.;:]{0,40}$", re.I)
+# A name whose head word says it is a result or a finding, not a method.
+_FINDING_HEAD = re.compile(
+    r"\b(paradox|gap|theorem|lemma|conjecture|law|effect|phenomenon|hypothesis|problem|"
+    r"principle|bound|dilemma|curse|trap|fallacy|illusion|inequality|identity|"
+    r"decomposition|hierarchy)$", re.I)
+# Words a trimmed description may lose at its end without being a description.
+_KIND_WORDS = frozenset({
+    "framework", "method", "model", "models", "algorithm", "approach", "architecture",
+    "system", "pipeline", "network", "networks", "module", "technique", "estimator",
+    "benchmark", "dataset", "suite", "library", "toolkit", "agent", "policy", "loss",
+    "objective", "metric", "score", "family", "strategy", "procedure", "mechanism",
+})
+
+
+# Words a name may lose before it ('the', 'our new') or after it ('X with Y' keeps X).
+_LEADING_WORDS = frozenset({"the", "a", "an", "our", "new", "novel", "proposed", "this",
+                            "its", "their", "we", "call", "called", "named", "dubbed"})
+_JOINING_WORDS = frozenset({"with", "for", "of", "in", "and", "on", "via", "to", "as"})
+
+
+def strictly_proposed(text: str, sentence: tuple[int, int], start: int, end: int) -> bool:
+    """Whether this mention is what the sentence presents as the paper's own: it follows
+    a proposal verb with nothing between them that makes it a tool, a part or a baseline
+    ('we propose X' yes; 'we propose X, which builds on Y': Y no), or it is presented as
+    new right after it ('X, a novel ...', 'X (ours)')."""
+    if _NEW_AFTER.search(text[end:min(sentence[1], end + 60)]):
+        return True
+    verbs = [m for m in PROPOSAL_VERB.finditer(text, sentence[0], start)]
+    if not verbs:
+        return False
+    gap = text[verbs[-1].end():start]
+    gap = re.sub(r"^\w*", "", gap)  # the rest of the verb ('propos|es')
+    # an apposition after a comma names what the verb introduces ('a method for X, Y')
+    return len(gap) <= _MAX_GAP and not _BLOCKING_GAP.search(gap.rsplit(",", 1)[-1])
+
+
+def refused_method(text: str, sentence: tuple[int, int], drafted: tuple[int, int],
+                   start: int, end: int, proposed: bool) -> str | None:
+    """Why a mention ([start, end), trimmed from the model's [drafted]) is not a method
+    of the paper's own, or None. ``proposed``: some mention of it is strictly proposed."""
+    mention = text[start:end]
+    if mention.startswith("("):
+        return "the acronym of a lowercase term, not a coined name"
+    cut_before = re.findall(r"[A-Za-z]+", text[drafted[0]:start])
+    cut_after = re.findall(r"[A-Za-z]+", text[end:drafted[1]])
+    if not proposed and (set(w.lower() for w in cut_before) - _LEADING_WORDS or (
+            cut_after and cut_after[0].islower() and cut_after[0] not in _KIND_WORDS
+            and cut_after[0] not in _JOINING_WORDS)):
+        return "part of a description, not a name"
+    if " " not in mention.strip() and mention[:1].isupper() and mention[1:].islower() \
+            and not proposed:
+        return "one common capitalised word, not a coined name"
+    if _AUTHOR_AFTER.match(text[end:end + 12]):
+        return "an author's name"
+    if _BUILDING_BLOCK_AFTER.match(text[end:end + 14]):
+        return "a building block ('-based'), not the paper's method"
+    if _FINDING_HEAD.search(mention.rstrip("*_} ")) and not proposed:
+        return "names a result, finding or structure, not a method"
+    if proposed:
+        return None
+    before = text[max(sentence[0], start - 60):start]
+    if _PROBLEM_BEFORE.search(before):
+        return "a problem, setting or finding the paper studies"
+    if _BASELINE_BEFORE.search(before):
+        return "a baseline, example or building block, by the words before it"
+    return None
+
+
+# A coined name right after a proposal verb: 'we introduce Voyager, ...', 'we propose
+# **FLASH**', 'we present the StruBI algorithm', 'a framework called MedNet'.
+_COINED_AFTER_VERB = re.compile(  # used with match(text, pos): anchored there
+    r"\w*\s+(?:(?:a|an|the)\s+)?(?:(?:new|novel|simple|unified|general)\s+)?"
+    r"(?:(?:framework|method|model|algorithm|approach|system|agent|architecture|pipeline),?\s+)?"
+    r"(?:called\s+|named\s+|dubbed\s+)?"
+    r"(\*\*|\*|\\textbf\{|\\textsc\{|\\emph\{|\\textit\{)?"
+    r"([A-Z][A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*\+*)"
+    r"(\*\*|\*|\})?"
+    r"(?=\s*(,|:|\(|—|--|\s+(?:a|an|the|which|that|to|for|as|algorithm|framework|method|"
+    r"model|system|agent)\b))")
+
+
+def _coined(name: str, emphasised: bool) -> bool:
+    """A coined name: mixed case or digits ('StruBI', 'DoAtlas-1'), an acronym, or a
+    capitalised word the abstract sets off by emphasis ('**Voyager**')."""
+    letters = [c for c in name if c.isalpha()]
+    if len(name) < 2 or not letters:
+        return False
+    inner_caps = any(c.isupper() for c in name[1:]) or any(c.isdigit() for c in name)
+    return inner_caps or emphasised
+
+
+def coined_proposals(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans of coined names that a proposal verb introduces directly (the model misses
+    some of these): candidates for the paper's own method or benchmark."""
+    found = []
+    for begin, end in spans:
+        for verb in PROPOSAL_VERB.finditer(text, begin, end):
+            match = _COINED_AFTER_VERB.match(text, verb.end(), end)
+            if match is None:
+                continue
+            if _coined(match.group(2), bool(match.group(1))):
+                found.append((match.start(2), match.end(2)))
+    return found
+
+
+_RESOURCE_AFTER = re.compile(
+    r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*(,|:|—|--|-{3}|is|,?\s*which is)\s*(a|an|the|our)\s+"
+    r"([\w-]+\s+){0,5}?(benchmark|dataset|corpus|suite|testbed|test bed|leaderboard|"
+    r"environment|collection|arena)s?\b", re.I)
+
+
+_RESOURCE_BEFORE = re.compile(  # no name between the article and the kind word
+    r"\b([Aa]n?|[Nn]ew|[Nn]ovel|[Oo]ur)\s+([a-z][a-z-]*\s+){0,3}?"
+    r"(benchmark|dataset|corpus|suite|testbed|leaderboard|environment)\s*[,:(]?\s*"
+    r"((called|named|dubbed|termed)\s+)?(\*\*|\*|\\textbf\{|\\textsc\{|\\emph\{)?$")
+
+
+def named_as_resource(text: str, start: int, end: int) -> bool:
+    """The abstract calls this name a benchmark or dataset right next to it
+    ('CausalSpatial, a diagnostic benchmark', 'a new dataset, StorySumm, ...'), so it is
+    not a method."""
+    return bool(_RESOURCE_AFTER.match(text[end:end + 120])
+                or _RESOURCE_BEFORE.search(text[max(0, start - 60):start]))
+
+
+_RESOURCE_KINDS = frozenset({"benchmark", "dataset", "data", "corpu", "suite", "collection",
+                             "environment", "testbed", "leaderboard", "set", "split", "task",
+                             "challenge", "study", "cohort", "database", "simulator"})
+_LIST_OF_PARTS = re.compile(
+    r"\b(tasks?|categor(y|ies)|dimensions?|types?|aspects?|levels?|skills?|axes|settings?|"
+    r"subsets?|splits?|domains?|scenarios?)\b[^.;]{0,20}:\s*([^.;:]{0,120})$", re.I)
+_NUMBER_WORD = re.compile(r"^(\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|"
+                          r"eleven|twelve|several|many|multiple|various)$", re.I)
+
+
+def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int) -> str | None:
+    """Why a mention ([start, end), trimmed from the model's [drafted]) is not a named
+    benchmark, or None: a described thing around a proper noun ('3GPP specifications',
+    'eight U.S. cities'), or one item of a list of task types ('four tasks: Collision,
+    Occlusion, ...')."""
+    cut_before = re.findall(r"[\w,.]+", text[drafted[0]:start])
+    cut_after = re.findall(r"[A-Za-z]+", text[end:drafted[1]])
+    if any(_NUMBER_WORD.match(word) for word in cut_before):
+        return "a described quantity, not a name"
+    kinds = {word.lower().rstrip("s") for word in cut_after} & _RESOURCE_KINDS
+    if cut_after and cut_after[0].islower() and not kinds \
+            and cut_after[0] not in _JOINING_WORDS:
+        return "part of a description, not a name"
+    mention = text[start:end]
+    plain_word = " " not in mention.strip() and mention[:1].isupper() and mention[1:].islower()
+    if plain_word and _LIST_OF_PARTS.search(text[max(0, start - 160):start]):
+        return "one of a list of task types, not a benchmark"
+    return None
+
+
+_TITLE_PREFIX = re.compile(r"^\s*([^:]{1,48}?)\s*:\s+(\S.*)$", re.S)
+_TITLE_RESOURCE = re.compile(r"\b(benchmark|dataset|corpus|suite|testbed|leaderboard|arena)s?\b",
+                             re.I)
+_TITLE_MARKUP = re.compile(r"\$|\\[A-Za-z]+|[{}*_]")
+
+
+def title_name(title: str | None) -> tuple[str, bool] | None:
+    """The name a title gives before its colon ('Mamba4Rec: Towards Efficient ...'), and
+    whether the title calls it a benchmark or dataset; None when the title has no such
+    name (a prefix of more than three words, or plain words only)."""
+    if not title:
+        return None
+    match = _TITLE_PREFIX.match(title)
+    if match is None:
+        return None
+    name = _TITLE_MARKUP.sub("", match.group(1)).strip()
+    words = name.split()
+    if not words or len(words) > 3:
+        return None
+    coined = any(any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
+                 for word in words) or (len(words) == 1 and words[0][:1].isupper())
+    if not coined:
+        return None
+    return name, bool(_TITLE_RESOURCE.search(match.group(2)))
