@@ -8,6 +8,7 @@ version is refused with the item as it is now, and nothing is written.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -46,11 +47,11 @@ class CorrectionError(WarehouseError):
     status = 400
 
 
-class UnknownItem(CorrectionError):
+class UnknownItemError(CorrectionError):
     status = 404
 
 
-class VersionConflict(CorrectionError):
+class VersionConflictError(CorrectionError):
     """The item changed since the reviewer loaded it."""
 
     status = 409
@@ -189,10 +190,9 @@ def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         except BaseException:
             con.execute("ROLLBACK")
             raise
-        try:
+        # a run's own statement may be open: then its batch's CHECKPOINT covers this one
+        with contextlib.suppress(duckdb.TransactionException):
             con.execute("CHECKPOINT")
-        except duckdb.TransactionException:
-            pass  # a run's own statement is open: its batch's CHECKPOINT will cover this
 
 
 _CHECK_LOCK = threading.Lock()  # version check and insert as one step per process
@@ -201,7 +201,7 @@ _CHECK_LOCK = threading.Lock()  # version check and insert as one step per proce
 def _paper_text(con: duckdb.DuckDBPyConnection, paper_id: str) -> str:
     row = con.execute("SELECT text FROM papers WHERE paper_id = ?", [paper_id]).fetchone()
     if row is None:
-        raise UnknownItem(f"no paper {paper_id!r} in the warehouse")
+        raise UnknownItemError(f"no paper {paper_id!r} in the warehouse")
     return str(row[0])
 
 
@@ -281,7 +281,7 @@ def _check_version(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str
         current = current_item(con, paper_id, item_type, item_key) or {
             "paper_id": paper_id, "item_type": item_type, "item_key": item_key,
             "version": now, "review": "reject"}
-        raise VersionConflict(
+        raise VersionConflictError(
             f"this {item_type} was changed by someone else (version {now}, you saw "
             f"{review.version}); reload it and apply your change again", current)
     return now + 1
@@ -297,7 +297,7 @@ def set_status(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, it
     _paper_text(con, paper_id)
     with _CHECK_LOCK:
         if not _known(con, paper_id, item_type, item_key):
-            raise UnknownItem(f"paper {paper_id} has no {item_type} {item_key!r}")
+            raise UnknownItemError(f"paper {paper_id} has no {item_type} {item_key!r}")
         version = _check_version(con, paper_id, item_type, item_key, review)
         row = _base(paper_id, item_type, item_key, version, action, review,
                     _latest_extraction(con, paper_id))
@@ -323,7 +323,7 @@ def edit_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, ite
         if current is None:
             if _known(con, paper_id, item_type, item_key):
                 raise CorrectionError(f"this {item_type} is rejected; restore it first")
-            raise UnknownItem(f"paper {paper_id} has no {item_type} {item_key!r}")
+            raise UnknownItemError(f"paper {paper_id} has no {item_type} {item_key!r}")
         version = _check_version(con, paper_id, item_type, item_key, review)
         extraction_id = _latest_extraction(con, paper_id)
         rows = []
