@@ -57,7 +57,8 @@ def server_process(db: Path, *args: str, reviewer: str = "ann") -> Iterator[str]
         deadline = time.monotonic() + 60
         while True:
             if child.poll() is not None:
-                raise RuntimeError(f"papersift serve exited: {child.stdout.read() if child.stdout else ''}")
+                said = child.stdout.read() if child.stdout else ""
+                raise RuntimeError(f"papersift serve exited: {said}")
             try:
                 if httpx.get(url + "/api/health", timeout=1).status_code == 200:
                     break
