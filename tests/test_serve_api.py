@@ -6,6 +6,7 @@ and cancel, and a `papersift run` told which server holds its warehouse."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -354,3 +355,34 @@ def test_papersift_run_on_a_served_warehouse_names_the_server(db: Path) -> None:
         assert f"{url}/api/runs" in message
         assert (db.parent / f"{db.name}.serve.json").exists()
     assert not (db.parent / f"{db.name}.serve.json").exists()
+
+
+def test_corrections_export_command_writes_history_and_gold(db: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from papersift.extract.interface.cli import cli
+
+    with TestClient(create_app(ServeConfig(db=db))) as client:
+        paper_id, method = _paper_with(client, "method")
+        rejected = client.post("/api/corrections", json={
+            "paper_id": paper_id, "item_type": "method", "item_key": method["item_key"],
+            "action": "reject", "note": "not a method", "reviewer": "bo"})
+        assert rejected.status_code == 201
+    out, gold = tmp_path / "c.csv", tmp_path / "gold.json"
+    result = CliRunner().invoke(cli, ["corrections", "export", "--db", str(db), "--out",
+                                      str(out), "--gold", str(gold)])
+    assert result.exit_code == 0, result.output
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 and "reject" in lines[1] and "not a method" in lines[1]
+    papers = json.loads(gold.read_text(encoding="utf-8"))["papers"]
+    assert [p["paper_id"] for p in papers] == [paper_id]
+    assert method["name"] not in {m["name"] for m in papers[0]["methods"]}
+    jsonl = CliRunner().invoke(cli, ["corrections", "export", "--db", str(db), "--format",
+                                     "jsonl"])
+    assert json.loads(jsonl.output)["reviewer"] == "bo"
+    empty = tmp_path / "empty.duckdb"
+    connect(empty).close()
+    refused = CliRunner().invoke(cli, ["eval", "--gold-from-corrections", "--db", str(empty)])
+    assert refused.exit_code == 1 and "no corrections yet" in refused.output
+    both = CliRunner().invoke(cli, ["eval", "--db", str(db)])
+    assert both.exit_code == 2 and "--gold-from-corrections" in both.output

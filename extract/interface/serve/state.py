@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from papersift.extract.interface.serve.config import ServeConfig
+from papersift.extract.interface.serve.config import ServeConfig, ServeError
 from papersift.extract.interface.serve.jobs import Jobs
 from papersift.warehouse.db import connect
 
@@ -24,8 +24,16 @@ class ServerState:
 
     @classmethod
     def open(cls, config: ServeConfig) -> ServerState:
-        """Hold the warehouse read-write (migrating it), so this process is its writer."""
-        return cls(config=config, con=connect(config.db), jobs=Jobs(config))
+        """Hold the warehouse read-write (migrating it), so this process is its writer;
+        a read-only server opens it read-only (it never writes)."""
+        con = connect(config.db, read_only=config.read_only)
+        try:
+            con.execute("SELECT 1 FROM corrections LIMIT 0")
+        except duckdb.CatalogException as error:
+            con.close()
+            raise ServeError(f"{config.db} predates corrections: serve it once without "
+                             "--read-only (that adds the table), then read-only") from error
+        return cls(config=config, con=con, jobs=Jobs(config))
 
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
