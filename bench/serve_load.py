@@ -34,6 +34,7 @@ from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E40
 from tests.corpus_warehouse import replay_corpus  # noqa: E402
 from tests.servefixtures import server_process  # noqa: E402
 
+TIMEOUT = 300.0  # seconds; a loaded machine answers slowly, and slow is the figure
 SIM_ARGS = ("--provider", "compatible", "--model", "gpt-4o-mini", "--concurrency", "32")
 
 
@@ -48,7 +49,7 @@ def hammer(url: str, clients: int, seconds: float) -> tuple[float, float, int]:
         nonlocal errors
         mine: list[float] = []
         bad = 0
-        with httpx.Client(timeout=60) as session:
+        with httpx.Client(timeout=TIMEOUT) as session:
             while time.monotonic() < stop:
                 started = time.perf_counter()
                 status = session.get(url).status_code
@@ -69,7 +70,7 @@ def hammer(url: str, clients: int, seconds: float) -> tuple[float, float, int]:
 
 
 def routes(url: str) -> dict[str, str]:
-    first = httpx.get(f"{url}/api/papers", params={"limit": 1}).json()["papers"][0]
+    first = httpx.get(f"{url}/api/papers", params={"limit": 1}, timeout=TIMEOUT).json()["papers"][0]
     paper = first["paper_id"]
     return {
         "page: papers list (20 cards)": f"{url}/",
@@ -83,7 +84,7 @@ def routes(url: str) -> dict[str, str]:
 def measure_reads(db: Path, label: str, clients: int, seconds: float) -> None:
     with server_process(db) as url:
         for name, target in routes(url).items():
-            httpx.get(target, timeout=120)  # warm
+            httpx.get(target, timeout=TIMEOUT)  # warm
             rate, median, errors = hammer(target, clients, seconds)
             print(f"{label:>18} | {name:<32} | {rate:7.1f} req/s | median {median:7.1f} ms"
                   f" | non-200: {errors}", flush=True)
@@ -117,17 +118,18 @@ def measure_extraction(folder: Path, papers: int, singles: int) -> None:
     with SimEndpoint.spawn(SimConfig(latency="fixed:0.2")) as sim, \
             server_process(db, *SIM_ARGS, "--base-url", sim.base_url) as url:
         started = time.perf_counter()
-        job = httpx.post(f"{url}/api/runs", json={"inputs": [str(run_file)]}).json()
+        job = httpx.post(f"{url}/api/runs", json={"inputs": [str(run_file)]},
+                         timeout=TIMEOUT).json()
         while job["status"] in ("queued", "running"):
             time.sleep(0.2)
-            job = httpx.get(f"{url}/api/jobs/{job['job_id']}").json()
+            job = httpx.get(f"{url}/api/jobs/{job['job_id']}", timeout=TIMEOUT).json()
         wall = time.perf_counter() - started
         print(f"POST /api/runs: {job['extracted']} of {papers} extracted, status "
               f"{job['status']}, {wall:.1f}s -> {job['extracted'] / wall:.1f} abstracts/s "
               "(simulator: 0.2 s per answer, client concurrency 32)", flush=True)
         started = time.perf_counter()
         for line in lines[papers:papers + singles]:
-            answer = httpx.post(f"{url}/api/extract", timeout=120,
+            answer = httpx.post(f"{url}/api/extract", timeout=TIMEOUT,
                                 json={"abstract": json.loads(line)["abstract"]})
             assert answer.status_code == 200, answer.text
         wall = time.perf_counter() - started

@@ -110,11 +110,13 @@ def health(state: State) -> dict[str, Any]:
 
 
 @router.get("/papers", summary="Papers, filtered and paged")
-def papers(con: Con, q: Annotated[str | None, Query(max_length=200)] = None,
+def papers(state: State, q: Annotated[str | None, Query(max_length=200)] = None,
            show: Annotated[str, Query(description=f"one of {review.SHOWS}")] = "all",
            limit: Limit = 50, offset: Offset = 0) -> dict[str, Any]:
-    total, ids = review.find_papers(con, q=q, show=show, limit=limit, offset=offset)
-    cards = review.load_cards(con, ids)
+    if show not in review.SHOWS:
+        raise CorrectionError(f"unknown filter {show!r}; one of {list(review.SHOWS)}")
+    total, ids = state.find(q=q, show=show, limit=limit, offset=offset)
+    cards = state.cards(ids)
     return {"total": total, "offset": offset, "papers": [
         {"paper_id": c.paper_id, "headline": c.card.headline, "items": len(c.items),
          "flagged": len(c.card.flagged), "rejected": len(c.rejected),
@@ -123,8 +125,8 @@ def papers(con: Con, q: Annotated[str | None, Query(max_length=200)] = None,
 
 
 @router.get("/papers/{paper_id}", summary="One paper: text, corrected items, conflicts")
-def paper(con: Con, paper_id: str) -> dict[str, Any]:
-    cards = review.load_cards(con, [paper_id])
+def paper(state: State, paper_id: str) -> dict[str, Any]:
+    cards = state.cards([paper_id])
     if not cards:
         raise UnknownItemError(f"no paper {paper_id!r} in the warehouse")
     return plain(cards[0].as_dict())  # type: ignore[no-any-return]
@@ -152,6 +154,7 @@ def list_corrections(con: Con, paper_id: str | None = None, limit: Limit = 100,
              "add an item, or mark a paper reviewed")
 def post_correction(con: Con, state: State, body: CorrectionIn) -> dict[str, Any]:
     rows = apply_correction(con, body, state.config.reviewer)
+    state.changed()
     item = None
     if body.item_type != "paper":
         key = rows[0]["item_key"]

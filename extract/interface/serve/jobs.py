@@ -10,6 +10,7 @@ import hashlib
 import json
 import threading
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -64,6 +65,7 @@ class Jobs:
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
         self.inputs_dir = config.db.parent / f"{config.db.name}.serve-inputs"
+        self.on_change: Callable[[], None] = lambda: None  # told when a run wrote rows
 
     # -- inputs written by the API ----------------------------------------------------
 
@@ -123,6 +125,7 @@ class Jobs:
             job.extracted = summary.n_extracted
             job.cached = summary.n_cached
             job.failed = summary.n_failed
+            self.on_change()
             if event == "advance" and job.cancel_requested:
                 raise RunCancelled
         return on_event
@@ -147,3 +150,4 @@ class Jobs:
             job.error = f"{type(error).__name__}: {error}"
         finally:
             job.finished = _now()
+            self.on_change()

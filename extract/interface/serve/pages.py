@@ -62,8 +62,7 @@ ENV = _environment()
 
 def _render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
     state = state_of(request)
-    with state.cursor() as con:
-        counts = review.counts(con)
+    counts = state.counts()
     page = ENV.get_template(name).render(
         csrf=state.csrf, read_only=state.config.read_only, db=str(state.config.db),
         default_reviewer=state.config.reviewer, counts=counts, message=None, level="",
@@ -87,9 +86,9 @@ def papers_page(request: Request, q: str | None = None, show: str = "all",
     if show not in review.SHOWS:
         show = "all"
     offset = max(0, offset)
-    with state_of(request).cursor() as con:
-        total, ids = review.find_papers(con, q=q, show=show, limit=PAGE_SIZE, offset=offset)
-        cards = review.load_cards(con, ids)
+    state = state_of(request)
+    total, ids = state.find(q=q, show=show, limit=PAGE_SIZE, offset=offset)
+    cards = state.cards(ids)
 
     def page_query(at: int) -> str:
         return urlencode({k: v for k, v in (("q", q), ("show", show), ("offset", at)) if v})
@@ -100,9 +99,9 @@ def papers_page(request: Request, q: str | None = None, show: str = "all",
 
 @router.get("/papers/{paper_id}", response_class=HTMLResponse)
 def paper_page(request: Request, paper_id: str, queue: int = 0) -> HTMLResponse:
-    with state_of(request).cursor() as con:
-        cards = review.load_cards(con, [paper_id])
-        left, _ = review.find_papers(con, show="queue", limit=1)
+    state = state_of(request)
+    cards = state.cards([paper_id])
+    left, _ = state.find(show="queue", limit=1)
     if not cards:
         return HTMLResponse(f"<p>no paper {escape(paper_id)}</p>", status_code=404)
     return _render(request, "paper.html.j2", rc=cards[0], queue=bool(queue), queue_left=left)
@@ -111,8 +110,7 @@ def paper_page(request: Request, paper_id: str, queue: int = 0) -> HTMLResponse:
 @router.get("/queue")
 def queue(request: Request, after: str | None = None) -> Response:
     """The next paper to review: conflicts, then flagged items, then unreviewed papers."""
-    with state_of(request).cursor() as con:
-        _, ids = review.find_papers(con, show="queue", limit=10_000)
+    _, ids = state_of(request).find(show="queue", limit=10_000)
     if after in ids:
         ids = ids[ids.index(after) + 1:] + ids[: ids.index(after)]
     if not ids:
@@ -166,12 +164,12 @@ async def correct(request: Request) -> HTMLResponse:
         body = _correction_of(form, reviewer)
         with state.cursor() as con:
             apply_correction(con, body, state.config.reviewer)
+        state.changed()
     except ValidationError as error:
         message, level, status = f"not saved: {error.errors()[0]['msg']}", "error", 400
     except CorrectionError as error:
         message, level, status = f"not saved: {error}", "error", error.status
-    with state.cursor() as con:
-        cards = review.load_cards(con, [paper_id])
+    cards = state.cards([paper_id])
     if not cards:
         return HTMLResponse(f"<p class='notice error'>{escape(message or 'no such paper')}</p>",
                             status_code=404)
