@@ -145,18 +145,25 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--extract-papers", type=int, default=1000)
     parser.add_argument("--singles", type=int, default=20)
+    parser.add_argument("--synthetic-db", type=Path,
+                        help="reuse this synthetic warehouse instead of building one")
+    parser.add_argument("--skip", nargs="*", default=[],
+                        choices=["bundled", "synthetic", "extraction"])
     args = parser.parse_args()
     cpus = subprocess.run(["nproc"], check=False, capture_output=True, text=True).stdout
     print(f"{cpus.strip()} CPUs; {args.clients} client threads, {args.seconds:g}s per route",
           flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        bundled = folder / "bundled.duckdb"
-        replay_corpus(bundled)
-        measure_reads(bundled, "bundled (63)", args.clients, args.seconds)
-        synth = synthetic_warehouse(folder, args.papers)
-        measure_reads(synth, f"synthetic ({args.papers})", args.clients, args.seconds)
-        measure_extraction(folder, args.extract_papers, args.singles)
+        if "bundled" not in args.skip:
+            bundled = folder / "bundled.duckdb"
+            replay_corpus(bundled)
+            measure_reads(bundled, "bundled (63)", args.clients, args.seconds)
+        if "synthetic" not in args.skip:
+            synth = args.synthetic_db or synthetic_warehouse(folder, args.papers)
+            measure_reads(synth, f"synthetic ({args.papers})", args.clients, args.seconds)
+        if "extraction" not in args.skip:
+            measure_extraction(folder, args.extract_papers, args.singles)
     return 0
 
 
