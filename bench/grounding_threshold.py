@@ -1,7 +1,7 @@
 """Measuring the fuzzy threshold of extract.grounding on quotes built from the real corpus.
 
 Usage (from the repository root):
-    python bench/grounding_threshold.py [PATH ...] [--seed 7] [--per-abstract 6]
+    python -m bench.grounding_threshold [PATH ...] [--seed 7] [--per-abstract 6]
 
 PATH defaults to examples/neurips-2026/. For every abstract it takes real sentences and
 clauses and builds:
@@ -24,7 +24,7 @@ the fuzzy stage; "score alone" is what a fuzzy match would give without the word
 
 Measured with rapidfuzz 3.14, from the repository root:
 
-    $ python bench/grounding_threshold.py            # seed 7, 6 sentences per abstract
+    $ python -m bench.grounding_threshold            # seed 7, 6 sentences per abstract
 
     63 abstracts
     cases: 5330 positive, 2016 negative
@@ -86,11 +86,9 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 DEFAULT_CORPUS = "examples/neurips-2026/"
 THRESHOLDS = tuple(round(0.70 + 0.02 * step, 2) for step in range(15))  # 0.70 .. 0.98
@@ -551,5 +549,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     raise SystemExit(main())

@@ -7,7 +7,7 @@ under tracemalloc for the peak of Python allocations (slower; its time is not re
 The streaming reader keeps each chunk only until the next one comes, as a consumer that
 stores chunks elsewhere would. The baseline row is a process that only imports papersift.
 
-    python bench/ingest_memory.py [--papers 10000 100000] [--format jsonl txt] [--chunk 2000]
+    python -m bench.ingest_memory [--papers 10000 100000] [--format jsonl txt] [--chunk 2000]
 """
 
 from __future__ import annotations
@@ -18,9 +18,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: make the repository importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.synth import write_corpus
 

@@ -1,7 +1,7 @@
 """Raw llama.cpp speed on this machine: prompt evaluation, generation, prefix reuse.
 
 Usage:
-    python bench/local_speed.py MODEL.gguf [--threads N] [--prompt-tokens 1500]
+    python -m bench.local_speed MODEL.gguf [--threads N] [--prompt-tokens 1500]
         [--suffix-tokens 300] [--generate-tokens 200] [--flash-attn]
 
 This is the physical limit for the local backend: no HTTP, no chat template, no

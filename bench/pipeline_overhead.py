@@ -5,24 +5,22 @@ against the hand-written instant fake model (tests/fakes.py), and prints the ing
 extraction and warm-cache rates. This is the ceiling the pipeline puts on throughput:
 with a real model the model's own speed dominates by orders of magnitude.
 
-    python bench/pipeline_overhead.py --papers 2000
+    python -m bench.pipeline_overhead --papers 2000
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from papersift.extract.access.llm import Endpoint
+from papersift.extract.domain.ingest import ingest
+from papersift.extract.interface.app import RunSettings, run_inputs
+from tests.fakes import FakeModel
 
-from papersift.extract.access.llm import Endpoint  # noqa: E402
-from papersift.extract.domain.ingest import ingest  # noqa: E402
-from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
-from tests.fakes import FakeModel  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def build_corpus(folder: Path, papers: int) -> None:

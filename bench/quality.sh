@@ -13,7 +13,7 @@ DB=${2:-bench-quality.duckdb}
 BIN=${BIN:-.venv/bin}
 PORT=${PORT:-8765}
 THREADS=${THREADS:-1}
-MODEL_FILE=$($BIN/python -c "from extract.models import ensure_model; print(ensure_model('qwen2.5-coder-1.5b'))")
+MODEL_FILE=$($BIN/python -c "from papersift.extract.access.models import ensure_model; print(ensure_model('qwen2.5-coder-1.5b'))")
 
 $BIN/papersift ingest examples/neurips-2026/ --db "$DB"
 $BIN/papersift extract --all --ids "$GOLD" --db "$DB" --threads "$THREADS"
@@ -31,7 +31,7 @@ for _ in $(seq 120); do
     sleep 1
 done
 for baseline in naive langextract; do
-    $BIN/python bench/baselines.py "$baseline" --base-url "http://127.0.0.1:$PORT/v1" \
+    $BIN/python -m bench.baselines "$baseline" --base-url "http://127.0.0.1:$PORT/v1" \
         --model qwen2.5-coder-1.5b --db "$DB" --gold "$GOLD"
 done
 kill $SERVER

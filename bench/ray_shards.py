@@ -7,34 +7,32 @@ papersift's and Ray's overhead and parallelism, not extraction quality). Prints,
 wall time and abstracts/s; for the Ray path also cluster start, Parquet bytes, the merge
 into a warehouse, and one query over the Parquet partitions vs the merged warehouse.
 
-    python bench/ray_shards.py --papers 1000 --latency-ms 100 --concurrency 4 --workers 1 2
+    python -m bench.ray_shards --papers 1000 --latency-ms 100 --concurrency 4 --workers 1 2
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import duckdb
+import httpx2
 
-import duckdb  # noqa: E402
-import httpx2  # noqa: E402
-
-from papersift.extract.access.llm import Endpoint, RetryPolicy  # noqa: E402
-from papersift.extract.domain.ingest import ingest  # noqa: E402
-from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
-from papersift.extract.runs.distributed import (  # noqa: E402
+from papersift.extract.access.llm import Endpoint, RetryPolicy
+from papersift.extract.domain.ingest import ingest
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.runs.distributed import (
     ShardSettings,
     merge_into,
     parquet_views,
     run_on_ray,
     shard_corpus,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
 
 QUERY = ("SELECT lower(name) AS task, count(DISTINCT paper_id) AS papers "
          "FROM extraction_tasks GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10")

@@ -7,7 +7,7 @@ page headless and prints the time to a loaded page with its charts drawn; --scre
 saves what it shows (docs/report.png is made this way). --scale N repeats the same on a
 warehouse of N synthetic papers answered by the hand-written instant fake model.
 
-    python bench/report_figures.py [--repeat 5] [--screenshot docs/report.png] [--scale 2000]
+    python -m bench.report_figures [--repeat 5] [--screenshot docs/report.png] [--scale 2000]
 """
 
 from __future__ import annotations
@@ -15,22 +15,20 @@ from __future__ import annotations
 import argparse
 import logging
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.pipeline_overhead import build_corpus
+from papersift.extract.access.llm import Endpoint
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.report.render import render_html, write_report
+from papersift.warehouse.report import load_report
+from tests.browser import browser_problem, open_browser
+from tests.corpus_warehouse import replay_corpus
+from tests.fakes import FakeModel
 
-from bench.pipeline_overhead import build_corpus  # noqa: E402
-from papersift.extract.access.llm import Endpoint  # noqa: E402
-from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
-from papersift.report.render import render_html, write_report  # noqa: E402
-from papersift.warehouse.report import load_report  # noqa: E402
-from tests.browser import browser_problem, open_browser  # noqa: E402
-from tests.corpus_warehouse import replay_corpus  # noqa: E402
-from tests.fakes import FakeModel  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def measure(db: Path, out: Path, repeat: int, label: str) -> None:

@@ -10,7 +10,7 @@ resident set size (ru_maxrss from wait4 on that process: exact, not sampled), th
 warehouse file's size, and the time of every saved query (`papersift query NAME`, whole
 command, Python start-up included; in parentheses the SQL alone, run in this process).
 
-    python bench/scale.py [--papers 1000 10000 100000] [--concurrency 32] [--latency fixed:0.05]
+    python -m bench.scale [--papers 1000 10000 100000] [--concurrency 32] [--latency fixed:0.05]
 """
 
 from __future__ import annotations
@@ -24,9 +24,6 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: make the repository importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.simendpoint import SimConfig, SimEndpoint
 from bench.synth import write_corpus

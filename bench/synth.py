@@ -7,7 +7,7 @@ abstract ends with a sentence naming it synthetic variant ``i``, so all N differ
 other and from the bundled ones. Deterministic for a seed; written as a stream, one
 abstract at a time, so N can exceed memory.
 
-    python bench/synth.py --papers 100000 --out /tmp/synth --files 4 --format jsonl
+    python -m bench.synth --papers 100000 --out /tmp/synth --files 4 --format jsonl
 """
 
 from __future__ import annotations
@@ -16,14 +16,10 @@ import argparse
 import json
 import random
 import re
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: make the repository importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from papersift.extract.domain.assemble import sentence_spans
 from papersift.extract.domain.ingest import ingest

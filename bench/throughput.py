@@ -13,7 +13,7 @@ between its first request and its last answer.
 The ceiling of a scenario is min(slots / mean latency, rpm / 60, tpm / 60 / tokens per
 request), where a request's tokens are what the simulator charged it (prompt + max_tokens).
 
-    python bench/throughput.py [--papers 2000] [--sequential 60] [--scenario rpm]
+    python -m bench.throughput [--papers 2000] [--sequential 60] [--scenario rpm]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ checkpoint), writes the same key again the way the case does, and reports whethe
 uniqueness the schema promises still holds. papersift's own pattern (PRIMARY KEY in
 CREATE TABLE, schema checkpointed at once, inserts keyed by an anti-join) is the last case.
 
-    python bench/wal_replay_probe.py
+    python -m bench.wal_replay_probe
 """
 
 from __future__ import annotations

@@ -1,24 +1,23 @@
 """Bulk write speed of the warehouse (warehouse/store.py `Warehouse.write`).
 
 The rows are those a live run stores for each abstract: its paper and source rows (the
-ingest rows of `extract.pipeline.ingest_batch`) and the rows of one extracted outcome
-(`extract.pipeline.outcome_batch`: a call, the extraction with its grounded items, the cache
-entry, the run_papers row). Outcomes are built for a pool of synthetic abstracts
-(bench/synth.py), answered with the simulated endpoint's own draft (bench/simendpoint.py
-`draft_for`) and grounded by papersift; the pool is then repeated under fresh ids, so
-building rows costs little and the figures are the writer's.
+ingest rows of `ingest_batch` in papersift.extract.runs.pipeline) and the rows of one
+extracted outcome (`outcome_batch`, the same module: a call, the extraction with its
+grounded items, the cache entry, the run_papers row). Outcomes are built for a pool of
+synthetic abstracts (bench/synth.py), answered with the simulated endpoint's own draft
+(bench/simendpoint.py `draft_for`) and grounded by papersift; the pool is then repeated under fresh
+ids, so building rows costs little and the figures are the writer's.
 
 For each batch size (papers per `write`, i.e. per transaction and CHECKPOINT) a fresh
 warehouse receives --papers papers; the time of every statement `write` runs is summed by
 kind, so the table shows where the time goes.
 
-    python bench/warehouse_writes.py [--papers 100000] [--batch 16 100 500 2000] [--pool 300]
+    python -m bench.warehouse_writes [--papers 100000] [--batch 16 100 500 2000] [--pool 300]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -26,9 +25,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-if __package__ in (None, ""):  # run as a script: make the repository importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.simendpoint import draft_for
 from bench.synth import synth_papers

@@ -5,24 +5,22 @@ sources, an extraction with its items) with `Warehouse.write`, B papers per writ
 every 10,000 papers prints the process's peak RSS, the Python heap (tracemalloc) and what
 DuckDB accounts for (`duckdb_memory()`).
 
-    python bench/write_memory.py [--papers 40000] [--batch 200] [--memory-limit 100MB]
+    python -m bench.write_memory [--papers 40000] [--batch 200] [--memory-limit 100MB]
 """
 
 from __future__ import annotations
 
 import argparse
 import resource
-import sys
 import tempfile
 import tracemalloc
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.warehouse_writes import paper_batches, template_batches
+from papersift.warehouse import Warehouse
+from papersift.warehouse.store import Batch
 
-from bench.warehouse_writes import paper_batches, template_batches  # noqa: E402
-from papersift.warehouse import Warehouse  # noqa: E402
-from papersift.warehouse.store import Batch  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def peak_rss_mib() -> int:

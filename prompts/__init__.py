@@ -20,13 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from papersift.errors import PapersiftError
+
 PROMPT_DIR = Path(__file__).parent
 DEFAULT_PROMPT = "extract_v2"
 LEAN_PROMPT = "extract_lean"  # short, no examples: for large remote models (--lean)
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
-class PromptError(Exception):
+class PromptError(PapersiftError):
     """A prompt file is missing or malformed."""
 
 

@@ -18,9 +18,11 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from papersift.errors import PapersiftError
 from papersift.report.markup import Span, segments
 from papersift.warehouse.report import (
     FIELDS,
+    TITLES,
     Item,
     PaperCard,
     Price,
@@ -34,13 +36,12 @@ HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 ASSETS = HERE / "assets"
 CHART_JS = ASSETS / "vendor" / "chart.umd.min.js"
-FIELD_TITLES = {"task": "Tasks", "method": "Methods", "benchmark": "Benchmarks",
-                "gain": "Claimed gains"}
+FIELD_TITLES = TITLES  # from the field registry (schemas.fields), through warehouse.report
 # How many gain groups the chart shows (the table below it lists them all).
 CHART_GAIN_GROUPS = 15
 
 
-class ReportError(Exception):
+class ReportError(PapersiftError):
     """The report cannot be built (a missing asset, an unwritable output)."""
 
 
@@ -73,7 +74,7 @@ def abstract_html(card: PaperCard) -> Markup:
         attributes = ""
         primary = segment.primary
         if primary is not None:
-            fields = sorted({span.field for span in segment.spans}, key=FIELDS.index)
+            fields = sorted({span.field for span in segment.spans}, key=_field_order)
             classes += ["hl", f"hl-{primary.field}"]
             if len(fields) > 1:
                 classes.append("hl-multi")
@@ -87,6 +88,11 @@ def abstract_html(card: PaperCard) -> Markup:
             continue
         parts.append(f'<span class="{" ".join(classes)}"{attributes}>{text}</span>')
     return Markup("".join(parts))
+
+
+def _field_order(field: str) -> tuple[int, str]:
+    """Built-in fields in the registry's order, then user-defined ones by name."""
+    return (FIELDS.index(field), "") if field in FIELDS else (len(FIELDS), field)
 
 
 def script_json(value: Any) -> Markup:
@@ -196,8 +202,8 @@ def render_html(data: ReportData) -> str:
     return template.render(
         data=data,
         overview=data.overview,
-        fields=FIELDS,
-        field_titles=FIELD_TITLES,
+        fields=data.fields,
+        field_titles=data.titles,
         abstract_html=abstract_html,
         card_filters=card_filters,
         filter_options=_filter_options(data),

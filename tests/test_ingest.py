@@ -1,4 +1,5 @@
-"""Tests for extract.ingest: the real corpus, every bad-input case, and each table format."""
+"""Tests for papersift.extract.domain.ingest: the real corpus, every bad-input case, and
+each table format."""
 
 from __future__ import annotations
 

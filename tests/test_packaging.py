@@ -6,6 +6,7 @@ packages that come first on the path, and runs the CLI from there."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -15,14 +16,23 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES_OTHERS_USE = ("schemas", "report", "extract", "prompts", "warehouse")
+SOURCE = ("pyproject.toml", "README.md", "papersift", *NAMES_OTHERS_USE)
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    source = tmp_path_factory.mktemp("source")  # a copy: the build leaves build/ behind
+    for name in SOURCE:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, source / name, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(path, source / name)
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-         "--wheel-dir", str(out), str(ROOT)],
+         "--wheel-dir", str(out), str(source)],
         capture_output=True, text=True, check=False)
     if build.returncode != 0:
         pytest.fail(f"wheel build failed:\n{build.stdout}\n{build.stderr}")

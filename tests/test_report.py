@@ -167,6 +167,8 @@ def test_cards_carry_the_stored_offsets(corpus_db: Path) -> None:
         UNION ALL SELECT paper_id, 'benchmark', idx, {span} FROM benchmarks
             WHERE alignment != 'none'
         UNION ALL SELECT paper_id, 'gain', idx, {span} FROM gains
+            WHERE alignment != 'none'
+        UNION ALL SELECT paper_id, 'artifact', idx, {span} FROM artifacts
             WHERE alignment != 'none'""").rows)
     assert from_cards == stored and len(stored) > 150
     exact = [(card.text, item) for card in cards for item in card.items

@@ -1,7 +1,7 @@
 """Reviewers' corrections: append-only rows in ``corrections`` that the item views apply.
 
 An item is named by (paper, type, key); the key comes from the item's content (see
-migration 0005), so a correction outlives the run that produced its item. Every write
+migration 0006), so a correction outlives the run that produced its item. Every write
 checks the item's review version (optimistic concurrency): a save based on an older
 version is refused with the item as it is now, and nothing is written.
 """

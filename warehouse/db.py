@@ -15,6 +15,8 @@ from pathlib import Path
 
 import duckdb
 
+from papersift.errors import PapersiftError
+
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 _MIGRATION_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 # How long to wait for a warehouse another process holds before giving up (seconds).
@@ -32,7 +34,7 @@ SANDBOX = {
 }
 
 
-class WarehouseError(Exception):
+class WarehouseError(PapersiftError):
     """The warehouse file cannot be opened or used as asked."""
 
 

@@ -7,33 +7,55 @@ from pathlib import Path
 
 import duckdb
 
+from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_VIEW, FieldSpec
 from papersift.warehouse.db import WarehouseError, connect
 
 FORMATS = ("csv", "parquet", "jsonl")
 
 _ITEM = "evidence, char_start, char_end, alignment, align_score"
-# Long tables: one row per item of each paper's latest extraction.
-_LONG = {
-    "contribution_types": "SELECT paper_id, idx, type FROM contribution_types",
-    "tasks": f"SELECT paper_id, idx, name, {_ITEM} FROM tasks",
-    "methods": (
-        f"SELECT paper_id, idx, name, expansion, {{aliases}} AS aliases, {_ITEM} FROM methods"
-    ),
-    "benchmarks": f"SELECT paper_id, idx, name, kind, introduced, {_ITEM} FROM benchmarks",
-    "gains": (
-        "SELECT paper_id, idx, metric, value, unit, kind, baseline, dataset, value_in_evidence, "
-        f"{_ITEM} FROM gains"
-    ),
-    "sources": "SELECT * FROM sources",
-    "failures": "SELECT * FROM failures",
-    "runs": "SELECT * EXCLUDE (params, inputs), CAST(params AS VARCHAR) AS params FROM runs",
-}
-
 _STRUCT_ITEM = (
     "'evidence': evidence, 'char_start': char_start, 'char_end': char_end, "
     "'alignment': alignment"
 )
-_JSONL = f"""
+
+
+def _long_query(spec: FieldSpec) -> str:
+    """The long export of one field: its declared columns (a list column is ``{aliases}``,
+    joined for CSV), then the evidence."""
+    names = [f"{{{c.name}}} AS {c.name}" if c.sql.endswith("[]") else c.name
+             for c in spec.columns]
+    evidence = [_ITEM] if spec.grounded else []
+    return f"SELECT {', '.join(['paper_id', 'idx', *names, *evidence])} FROM {spec.view}"
+
+
+def _jsonl_column(spec: FieldSpec) -> str:
+    """One field of a paper's JSON object: a list of its items, in order."""
+    where = f"WHERE x.extraction_id = l.extraction_id) AS {spec.name}"
+    if not spec.grounded:
+        return f"(SELECT list(x.{spec.columns[0].name} ORDER BY x.idx) FROM {spec.view} x {where}"
+    members = ", ".join(f"'{c.name}': {c.name}" for c in spec.columns)
+    return (f"(SELECT list({{{members}, {_STRUCT_ITEM}}} ORDER BY idx) FROM {spec.view} x "
+            f"{where}")
+
+
+# Long tables: one row per item of each paper's latest extraction; one per field of the
+# registry, then the user-defined fields' items (written when there are any).
+_LONG = {
+    **{spec.export: _long_query(spec) for spec in BUILTIN_FIELDS},
+    "sources": "SELECT * FROM sources",
+    "failures": "SELECT * FROM failures",
+    "runs": "SELECT * EXCLUDE (params, inputs), CAST(params AS VARCHAR) AS params FROM runs",
+}
+_CUSTOM_LONG = f"SELECT paper_id, field, idx, value, unit, {_ITEM} FROM {CUSTOM_VIEW}"
+_CUSTOM_JSONL = (f"(SELECT list({{'field': field, 'value': value, 'unit': unit, "
+                 f"{_STRUCT_ITEM}}} ORDER BY field, idx) FROM {CUSTOM_VIEW} x "
+                 "WHERE x.extraction_id = l.extraction_id) AS custom")
+
+
+def _jsonl(custom: bool) -> str:
+    fields = [_jsonl_column(spec) for spec in BUILTIN_FIELDS] + ([_CUSTOM_JSONL] if custom
+                                                                 else [])
+    return f"""
 SELECT
     p.paper_id,
     p.text,
@@ -44,21 +66,7 @@ SELECT
     l.extraction_id,
     l.model,
     l.lenient,
-    (SELECT list(c.type ORDER BY c.idx) FROM contribution_types c
-     WHERE c.extraction_id = l.extraction_id) AS contribution_types,
-    (SELECT list({{'name': name, {_STRUCT_ITEM}}} ORDER BY idx) FROM tasks t
-     WHERE t.extraction_id = l.extraction_id) AS tasks,
-    (SELECT list({{'name': name, 'expansion': expansion, 'aliases': aliases,
-                  {_STRUCT_ITEM}}} ORDER BY idx) FROM methods m
-     WHERE m.extraction_id = l.extraction_id) AS methods,
-    (SELECT list({{'name': name, 'kind': kind, 'introduced': introduced,
-                  {_STRUCT_ITEM}}} ORDER BY idx) FROM benchmarks b
-     WHERE b.extraction_id = l.extraction_id) AS benchmarks,
-    (SELECT list({{'metric': metric, 'value': value, 'unit': unit, 'kind': kind,
-                  'baseline': baseline, 'dataset': dataset,
-                  'value_in_evidence': value_in_evidence, {_STRUCT_ITEM}}}
-                 ORDER BY idx) FROM gains g
-     WHERE g.extraction_id = l.extraction_id) AS claimed_gains
+    {(',' + chr(10) + '    ').join(fields)}
 FROM papers p
 LEFT JOIN latest_extractions l USING (paper_id)
 ORDER BY p.paper_id
@@ -87,17 +95,25 @@ def export(db_path: str | Path, out_dir: str | Path, fmt: str) -> list[Exported]
     con = connect(db_path, read_only=True)
     written: list[Exported] = []
     try:
+        custom = _has_custom_items(con)
         if fmt == "jsonl":
             path = out / "papers.jsonl"
-            written.append(Exported(path, _copy(con, _JSONL, path, "FORMAT JSON")))
+            written.append(Exported(path, _copy(con, _jsonl(custom), path, "FORMAT JSON")))
             return written
         options = "FORMAT CSV, HEADER" if fmt == "csv" else "FORMAT PARQUET"
         aliases = "array_to_string(aliases, '; ')" if fmt == "csv" else "aliases"
         tables = {"papers": "SELECT * FROM paper_summary ORDER BY paper_id"}
         tables.update({name: sql.replace("{aliases}", aliases) for name, sql in _LONG.items()})
+        if custom:
+            tables[CUSTOM_VIEW] = _CUSTOM_LONG
         for name, query in tables.items():
             path = out / f"{name}.{fmt}"
             written.append(Exported(path, _copy(con, query, path, options)))
     finally:
         con.close()
     return written
+
+
+def _has_custom_items(con: duckdb.DuckDBPyConnection) -> bool:
+    row = con.execute(f"SELECT count(*) FROM {CUSTOM_VIEW}").fetchone()
+    return bool(row and row[0])

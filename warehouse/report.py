@@ -7,6 +7,7 @@ page never shows a number that disagrees with the cards under it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -18,16 +19,22 @@ from typing import Any
 
 import duckdb
 
+from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_VIEW
 from papersift.warehouse.db import WarehouseError, connect
 
-FIELDS = ("task", "method", "benchmark", "gain")
+# The registry's fields shown as sections of each card (schemas.fields), by item name.
+_SHOWN = {spec.item: spec for spec in BUILTIN_FIELDS if spec.shown}
+FIELDS = tuple(_SHOWN)
+TITLES = {item: spec.title for item, spec in _SHOWN.items()}
+# A user-defined field's items show as the field "custom-NAME".
+CUSTOM_PREFIX = "custom-"
 
 
 @dataclass(frozen=True)
 class Item:
     """One extracted item of a paper, with its quote and where code found it."""
 
-    field: str  # task / method / benchmark / gain
+    field: str  # task / method / benchmark / gain / artifact / custom-NAME
     idx: int
     name: str  # the gain's metric, or the task's, method's or benchmark's name
     details: tuple[tuple[str, str], ...]
@@ -66,6 +73,12 @@ class Item:
     @property
     def flagged(self) -> bool:
         return not self.located or self.number_unverified
+
+    @property
+    def drafted(self) -> bool:
+        """The model proposed it (code grounded it); artifacts are found by code alone."""
+        spec = _SHOWN.get(self.field)
+        return spec.from_draft if spec is not None else True
 
 
 @dataclass(frozen=True)
@@ -224,6 +237,7 @@ class Overview:
     top_tasks: tuple[Count, ...]
     top_benchmarks: tuple[Count, ...]
     new_benchmarks: tuple[Count, ...]
+    artifacts: tuple[Count, ...]  # papers releasing each kind of artifact
     gains: tuple[GainGroup, ...]
     versions: tuple[Versions, ...]
     runs: tuple[RunInfo, ...]
@@ -240,6 +254,8 @@ class ReportData:
     overview: Overview
     papers: tuple[PaperCard, ...]
     price: Price | None = None
+    fields: tuple[str, ...] = FIELDS  # the card sections, built-in then user-defined
+    titles: dict[str, str] = dataclasses.field(default_factory=lambda: dict(TITLES))
 
 
 def normalise_name(name: str) -> str:
@@ -265,22 +281,15 @@ def _details(row: dict[str, Any], names: Iterable[str]) -> tuple[tuple[str, str]
     return tuple(found)
 
 
-# The view each field's items are read from (the latest extraction of each paper).
-_VIEWS = {"task": "tasks", "method": "methods", "benchmark": "benchmarks", "gain": "gains"}
-_DETAILS = {
-    "task": (),
-    "method": ("expansion", "aliases"),
-    "benchmark": ("kind",),
-    "gain": ("kind", "baseline", "dataset"),
-}
-
-
 def _item(kind: str, row: dict[str, Any]) -> Item:
+    spec = _SHOWN.get(kind)
+    label = spec.label if spec is not None else "value"
+    details = spec.details if spec is not None else ("unit",)
     return Item(
         field=kind,
         idx=int(row["idx"]),
-        name=str(row["metric"] if kind == "gain" else row["name"]),
-        details=_details(row, _DETAILS[kind]),
+        name=str(row[label]),
+        details=_details(row, details),
         evidence=str(row["evidence"]),
         # highlight the item itself where code found it, else its evidence quote
         char_start=row["char_start"] if row.get("mention_start") is None
@@ -293,6 +302,14 @@ def _item(kind: str, row: dict[str, Any]) -> Item:
         value_in_evidence=row.get("value_in_evidence") if kind == "gain" else None,
         introduced=row.get("introduced") if kind == "benchmark" else None,
     )
+
+
+def _custom_items(con: duckdb.DuckDBPyConnection) -> dict[str, list[Item]]:
+    """Items of user-defined fields, by extraction, as fields named custom-NAME."""
+    items: dict[str, list[Item]] = defaultdict(list)
+    for row in _rows(con, f"SELECT * FROM {CUSTOM_VIEW} ORDER BY extraction_id, field, idx"):
+        items[row["extraction_id"]].append(_item(CUSTOM_PREFIX + row["field"], row))
+    return items
 
 
 def load_cards(con: duckdb.DuckDBPyConnection) -> list[PaperCard]:
@@ -315,9 +332,11 @@ def load_cards(con: duckdb.DuckDBPyConnection) -> list[PaperCard]:
     for row in _rows(con, "SELECT extraction_id, type FROM contribution_types ORDER BY idx"):
         types[row["extraction_id"]].append(row["type"])
     items: dict[str, list[Item]] = defaultdict(list)
-    for kind in FIELDS:
-        for row in _rows(con, f"SELECT * FROM {_VIEWS[kind]} ORDER BY extraction_id, idx"):
+    for kind, spec in _SHOWN.items():
+        for row in _rows(con, f"SELECT * FROM {spec.view} ORDER BY extraction_id, idx"):
             items[row["extraction_id"]].append(_item(kind, row))
+    for extraction_id, custom in _custom_items(con).items():
+        items[extraction_id].extend(custom)
     failures = {row["paper_id"]: f"{row['stage']} · {row['reason']}: {row['detail'] or ''}"
                 for row in _rows(con, """
         SELECT paper_id, stage, reason, detail FROM failures WHERE paper_id IS NOT NULL
@@ -415,7 +434,8 @@ def summarise(cards: list[PaperCard], runs: list[RunInfo], top: int | None = 10)
     collections: Counter[str] = Counter()
     for card in cards:
         collections.update(card.collections)
-    all_items = [item for card in cards for item in card.items]
+    # The tiles count what the model proposed, as before code-found fields existed.
+    all_items = [item for card in cards for item in card.items if item.drafted]
     return Overview(
         papers=len(cards),
         extracted=len(extracted),
@@ -430,6 +450,7 @@ def summarise(cards: list[PaperCard], runs: list[RunInfo], top: int | None = 10)
         new_benchmarks=_count_names(
             ([i.name for i in c.of("benchmark") if i.introduced]
              for c in cards), None),
+        artifacts=_count_names(([i.name for i in c.of("artifact")] for c in cards), None),
         gains=_gain_groups(cards),
         versions=tuple(Versions(*key, papers=n) for key, n in versions.most_common()),
         runs=tuple(runs),
@@ -450,10 +471,14 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
         raise WarehouseError(f"cannot read the report's data from {db_path}: {error}") from error
     finally:
         con.close()
+    custom = sorted({item.field for card in cards for item in card.items
+                     if item.field.startswith(CUSTOM_PREFIX)})
     return ReportData(
         db_path=str(db_path),
         generated=datetime.now().replace(microsecond=0),
         overview=summarise(cards, runs, top=top),
         papers=tuple(cards),
         price=price,
+        fields=(*FIELDS, *custom),
+        titles={**TITLES, **{name: name.removeprefix(CUSTOM_PREFIX) for name in custom}},
     )

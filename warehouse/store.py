@@ -14,8 +14,12 @@ from typing import Any
 
 import pyarrow as pa
 
+from papersift.schemas.fields import child_tables
 from papersift.warehouse.db import WarehouseError, _now, connect
 
+# Child rows belong to an extraction: written only when the extraction itself is new.
+# One table per field of the registry (schemas.fields), and one for user-defined fields.
+_CHILDREN = child_tables()
 # Tables a batch may write to, and the order they are written in.
 # Writes of one process to one warehouse take turns: a batch's CHECKPOINT fails while
 # another write transaction of the same database is open (papersift serve writes
@@ -27,11 +31,7 @@ WRITABLE_TABLES = (
     "sources",
     "llm_cache",
     "extractions",
-    "extraction_contribution_types",
-    "extraction_tasks",
-    "extraction_methods",
-    "extraction_benchmarks",
-    "extraction_gains",
+    *_CHILDREN,
     "run_papers",
     "calls",
     "failures",
@@ -44,14 +44,6 @@ _KEYS = {
     "extractions": ("extraction_id",),
     "run_papers": ("run_id", "paper_id"),
 }
-# Child rows belong to an extraction: written only when the extraction itself is new.
-_CHILDREN = (
-    "extraction_contribution_types",
-    "extraction_tasks",
-    "extraction_methods",
-    "extraction_benchmarks",
-    "extraction_gains",
-)
 
 
 @dataclass

@@ -1,10 +1,15 @@
 """Check a papersift gold file against its corpus and its own rules; print what it holds.
 
-Usage: python bench/gold/check_gold.py [GOLD_FILE]   (default: the NeurIPS 2026 gold set)
+Usage: python bench/gold/check_gold.py [GOLD_FILE ...]   (default: the NeurIPS 2026 gold set)
 
 Every paper must point at a real abstract (file, paragraph, opening, and an id recomputed
 with the project's own ``paper_id_for``); every evidence must be an exact substring of that
 abstract; every gain value must be a number its evidence states. Exits 1 on any problem.
+
+A gold file's ``corpus`` may be a folder of text files or a single JSONL/CSV file (the dev set
+in ``bench/gold/dev`` is one JSONL file; ``paragraph`` is then the row number). Given several
+gold files (``bench/gold/dev/*.gold.json``), it also reports an abstract that two of them
+annotate, so a tuning split and a held-out split cannot share a paper.
 """
 
 from __future__ import annotations
@@ -81,6 +86,15 @@ class Report:
         self.problems.append(f"{where}: {message}")
 
 
+_MARKUP = re.compile(r"<[^>]+>|\\[A-Za-z]+|[$^{}*_~]")
+
+
+def _plain(text: str) -> str:
+    """Text without LaTeX commands, math and emphasis marks or HTML tags, lower-cased
+    (``R$^2$AG`` -> ``r2ag``, ``CRR<sup>+</sup>`` -> ``crr+``), for matching names."""
+    return _MARKUP.sub("", text).lower()
+
+
 def _text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
@@ -131,7 +145,8 @@ def _named_item(item: Any, keys: frozenset[str], abstract: str, where: str,
         return False
     evidence = _evidence(item, abstract, where, report)
     forms = [name, *aliases]
-    if evidence is not None and not any(form.lower() in evidence.lower() for form in forms):
+    if evidence is not None and not any(form.lower() in evidence.lower()
+                                        or _plain(form) in _plain(evidence) for form in forms):
         report.add(where, f"neither {name!r} nor an alias occurs in its evidence")
     return True
 
@@ -292,9 +307,32 @@ def check(gold_path: Path) -> Report:
     return report
 
 
+def _papers_of(gold_path: Path) -> set[str]:
+    try:
+        gold = json.loads(gold_path.read_text(encoding="utf-8"))
+        return {str(paper.get("paper_id")) for paper in gold.get("papers", [])
+                if isinstance(paper, dict)}
+    except (OSError, ValueError, AttributeError):
+        return set()
+
+
 def main(argv: list[str]) -> int:
-    """Check the gold file named on the command line (or the default); 1 on any problem."""
-    gold_path = Path(argv[0]) if argv else DEFAULT_GOLD
+    """Check the gold files named on the command line (or the default); 1 on any problem."""
+    paths = [Path(arg) for arg in argv] or [DEFAULT_GOLD]
+    status = max(_main_one(path) for path in paths)
+    seen: dict[str, Path] = {}
+    for path in paths:
+        for paper_id in sorted(_papers_of(path)):
+            if paper_id in seen and seen[paper_id] != path:
+                print(f"{path}: {paper_id} is also annotated in {seen[paper_id]}",
+                      file=sys.stderr)
+                status = 1
+            seen.setdefault(paper_id, path)
+    return status
+
+
+def _main_one(gold_path: Path) -> int:
+    """Check one gold file and print what it holds; 1 on any problem."""
     report = check(gold_path)
     order = ("papers", "distinct abstracts in corpus", "tasks", "methods", "benchmarks",
              "benchmarks introduced", "gains", "ranges", "papers with no gains")

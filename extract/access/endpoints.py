@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from papersift.errors import PapersiftError
 from papersift.extract.access.llm import MODES, Endpoint
 
 PROVIDERS = ("local", "openai", "compatible")
@@ -24,7 +25,7 @@ OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_MODES = {"local": "json", "openai": "tools", "compatible": "json"}
 
 
-class EndpointError(Exception):
+class EndpointError(PapersiftError):
     """The endpoint options do not make sense together, or a key is unreadable."""
 
 

@@ -33,8 +33,9 @@ from papersift.extract.access.llm import (
     call_log,
 )
 from papersift.extract.domain.assemble import result_numbers
+from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, prompt_for
 from papersift.prompts import Prompt
-from papersift.schemas import PaperDraft, PaperExtraction, draft_json_schema, schema_version
+from papersift.schemas import PaperDraft, PaperExtraction
 from papersift.schemas.paper import content_hash
 
 
@@ -66,17 +67,19 @@ class Outcome:
         return self.draft is not None or self.extraction is not None
 
 
-def request_schema(endpoint: Endpoint, text: str) -> dict[str, Any] | None:
+def request_schema(endpoint: Endpoint, text: str,
+                   fields: FieldSet = DEFAULT_FIELDS) -> dict[str, Any] | None:
     """The grammar sent with this abstract's request (None when the endpoint gets none)."""
     if not endpoint.constrain_json:
         return None
-    return draft_json_schema(result_numbers(text))
+    return fields.draft_json_schema(result_numbers(text))
 
 
-def cache_key(endpoint: Endpoint, prompt_version: str, text: str) -> str:
+def cache_key(endpoint: Endpoint, prompt_version: str, text: str,
+              fields: FieldSet = DEFAULT_FIELDS) -> str:
     """Fingerprint of everything that shapes the answer: endpoint, model, mode, sampling,
     prompt and schema versions, the grammar sent, and the abstract's text."""
-    grammar = request_schema(endpoint, text)
+    grammar = request_schema(endpoint, text, fields)
     material = {
         "grammar": content_hash(grammar) if grammar is not None else None,
         "endpoint": endpoint.cache_identity,
@@ -84,7 +87,7 @@ def cache_key(endpoint: Endpoint, prompt_version: str, text: str) -> str:
         "mode": endpoint.mode,
         "sampling": endpoint.sampling(),
         "prompt_version": prompt_version,
-        "schema_version": schema_version(),
+        "schema_version": fields.schema_version(),
         "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
     }
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"))
@@ -92,7 +95,9 @@ def cache_key(endpoint: Endpoint, prompt_version: str, text: str) -> str:
 
 
 class Extractor:
-    """Extracts papers through one endpoint; safe to call from several threads."""
+    """Extracts papers through one endpoint: ``extract`` blocks, ``extract_async`` runs on
+    an event loop inside ``session``. Each call keeps its own call log (a context
+    variable), so calls in flight at once do not mix their records."""
 
     def __init__(
         self,
@@ -103,9 +108,11 @@ class Extractor:
         transport: httpx2.BaseTransport | None = None,
         policy: RetryPolicy = RetryPolicy(),
         sleep: Callable[[float], None] = time.sleep,
+        fields: FieldSet = DEFAULT_FIELDS,
     ) -> None:
         self.endpoint = endpoint
-        self.prompt = prompt
+        self.fields = fields
+        self.prompt = prompt_for(prompt, fields)
         self.max_reasks = max_reasks
         self.client, self.raw_client = build_client(
             endpoint, transport=transport, policy=policy, sleep=sleep
@@ -119,7 +126,7 @@ class Extractor:
         self.raw_client.close()
 
     def key_for(self, text: str) -> str:
-        return cache_key(self.endpoint, self.prompt.version, text)
+        return cache_key(self.endpoint, self.prompt.version, text, self.fields)
 
     def _request_options(self, text: str) -> dict[str, Any]:
         options: dict[str, Any] = {
@@ -129,7 +136,7 @@ class Extractor:
         }
         if self.endpoint.seed is not None:
             options["seed"] = self.endpoint.seed
-        schema = request_schema(self.endpoint, text)
+        schema = request_schema(self.endpoint, text, self.fields)
         if schema is not None:
             # llama.cpp turns this schema into a grammar; it overrides instructor's json_object.
             # The grammar also restricts gain values to the numbers this abstract states.
@@ -144,7 +151,7 @@ class Extractor:
         # No `context=`: with one, instructor renders every message as a Jinja
         # template, and '{{ 7*7 }}' or '{%' in an abstract would be evaluated.
         return {
-            "response_model": PaperDraft,
+            "response_model": self.fields.draft_model,
             "messages": self.prompt.messages(text),
             **self._request_options(text),
         }
@@ -226,7 +233,7 @@ class Extractor:
         text = _completion_text(error.last_completion)
         if text is not None:
             try:
-                PaperDraft.model_validate_json(text)
+                self.fields.draft_model.model_validate_json(text)
                 reason, detail = "schema_violation", str(error)
             except ValidationError as last_error:
                 reason = "invalid_json" if _is_json_error(last_error) else "schema_violation"

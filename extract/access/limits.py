@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 
 import httpx2
 
+from papersift.errors import PapersiftError
 from papersift.extract.domain.prices import Pricing
 
 # Pace at this share of a learned or configured limit: close enough to the ceiling to be
@@ -56,7 +57,7 @@ def approx_tokens(text: str) -> int:
     return round(pieces / PIECES_PER_TOKEN)
 
 
-class BudgetExceededError(Exception):
+class BudgetExceededError(PapersiftError):
     """An attempt was not sent: its worst-case cost would cross the run's budget."""
 
 

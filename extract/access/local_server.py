@@ -26,6 +26,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
 
+from papersift.errors import PapersiftError
+
 SERVER_MODULE = "llama_cpp.server"
 LOG_TAIL_LINES = 20
 _POLL_INTERVAL = 0.25
@@ -117,6 +119,8 @@ _SERVER_SETTING_NAMES = frozenset(
 _CHILD_BOOTSTRAP = """\
 import os, runpy, sys, threading
 
+from papersift.errors import PapersiftError
+
 def _exit_when_parent_is_gone():
     # os.read, not sys.stdin: a daemon thread blocked inside a buffered reader
     # makes interpreter shutdown abort.
@@ -136,7 +140,7 @@ else:
 """
 
 
-class LocalServerError(Exception):
+class LocalServerError(PapersiftError):
     """The local llama.cpp server could not be started."""
 
 

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from papersift.errors import PapersiftError
+
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 FAST_MODEL = "qwen2.5-coder-0.5b"
 
@@ -32,7 +34,7 @@ _STALE_TEMP_SECONDS = 3600.0
 ProgressCallback = Callable[[int, int], None]
 
 
-class ModelError(Exception):
+class ModelError(PapersiftError):
     """A model cannot be found, assembled or verified."""
 
 

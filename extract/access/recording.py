@@ -18,12 +18,13 @@ from typing import Any
 
 import httpx2
 
+from papersift.errors import PapersiftError
 from papersift.extract.access.llm import redact
 
 KEPT_RESPONSE_HEADERS = ("content-type", "retry-after")
 
 
-class MissingRecordingError(LookupError):
+class MissingRecordingError(PapersiftError, LookupError):
     """The code under test made a request the recording does not have."""
 
 

@@ -24,6 +24,14 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from papersift.errors import PapersiftError
+from papersift.extract.domain.evaluate_fields import (
+    ExtraGold,
+    ExtraGoldError,
+    load_extra_predictions,
+    read_extra_gold,
+    score_extra,
+)
 from papersift.extract.domain.grounding import normalize
 from papersift.extract.domain.prices import pricing_for
 from papersift.schemas.numbers import numbers_in, value_matches
@@ -41,7 +49,7 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 _PAREN = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
 _STOP_WORDS = frozenset({"of", "for", "and", "in", "on", "with", "to", "via", "by", "from"})
 
-class GoldError(Exception):
+class GoldError(PapersiftError):
     """The gold file cannot be used: missing, malformed, or for other texts."""
 
 
@@ -70,6 +78,7 @@ class GoldPaper:
     methods: tuple[GoldName, ...]
     benchmarks: tuple[GoldName, ...]
     gains: tuple[GoldGain, ...]
+    extra: ExtraGold = field(default_factory=dict)  # artifacts and user fields, if annotated
 
 
 @dataclass(frozen=True)
@@ -119,6 +128,10 @@ def load_gold(path: str | Path, only: Sequence[str] | None = None) -> Gold:
                 raise GoldError(f"{where}.gains[{g}]: a gain needs a string 'metric'")
             gains.append(GoldGain(_float(gain.get("value")), _float(gain.get("value_high")),
                                   gain["metric"], gain.get("unit")))
+        try:
+            extra = read_extra_gold(item, where)
+        except ExtraGoldError as error:
+            raise GoldError(str(error)) from error
         papers.append(GoldPaper(
             paper_id=paper_id,
             contribution_types=tuple(item.get("contribution_types") or ()),
@@ -127,6 +140,7 @@ def load_gold(path: str | Path, only: Sequence[str] | None = None) -> Gold:
             benchmarks=_names(item.get("benchmarks"), f"{where}.benchmarks",
                               with_introduced=True),
             gains=tuple(gains),
+            extra=extra,
         ))
     if not papers:
         raise GoldError(f"{path}: no papers")
@@ -271,6 +285,7 @@ class PredictedPaper:
     latency_s: float | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    extra: dict[str, list[Any]] = field(default_factory=dict)  # artifacts, user fields
 
 
 def latest_run_for(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]) -> str:
@@ -325,10 +340,12 @@ def load_predictions(
     gains = _by_extraction(
         con, "SELECT extraction_id, value, metric, alignment, value_in_evidence "
              "FROM extraction_gains WHERE list_contains(?, extraction_id)" + order, ids)
+    extra = load_extra_predictions(con, ids)
     for paper in papers.values():
         key = paper.extraction_id
         if key is None:
             continue
+        paper.extra = extra.get(key, {})
         paper.contribution_types = [t for (t,) in types.get(key, [])]
         alignments: list[bool] = []
         for name, alignment in tasks.get(key, []):
@@ -471,6 +488,8 @@ def score(gold: Gold, predictions: Sequence[PredictedPaper], model: str | None,
             "completion": round(completion_tokens / len(scored), 1) if scored else None,
         },
         "cost_usd_per_1000_papers": cost_per_1000,
+        **score_extra([(paper.extra, by_id[paper.paper_id].extra if paper.paper_id in by_id
+                        else {}) for paper in gold.papers], match_one_to_one, Counts),
     }
 
 
@@ -563,4 +582,8 @@ def headline(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
         rows.append((label, value))
+    if "artifacts" in metrics:  # scored only when the gold annotates them
+        rows.append(("artifacts F1", metrics["artifacts"]["f1"]))
+    for name, scores in sorted(metrics.get("custom", {}).items()):
+        rows.append((f"{name} F1", scores["f1"]))
     return rows

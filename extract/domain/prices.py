@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from papersift.errors import PapersiftError
+
 
 @dataclass(frozen=True)
 class Pricing:
@@ -28,7 +30,7 @@ class Pricing:
 PRICES_FILE = Path(__file__).with_name("prices.toml")
 
 
-class PriceError(Exception):
+class PriceError(PapersiftError):
     """A price file is unreadable or malformed."""
 
 

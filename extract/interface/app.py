@@ -23,6 +23,7 @@ from papersift.extract.access.limits import RequestGate, approx_tokens
 from papersift.extract.access.llm import Endpoint, RetryPolicy, build_client
 from papersift.extract.access.recording import recording_transport
 from papersift.extract.domain.evaluate import Evaluation, GoldError, evaluate, load_gold
+from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, load_fields, prompt_for
 from papersift.extract.domain.ingest import DEFAULT_CHUNK_PAPERS, DEFAULT_MAX_CHARS, ingest_stream
 from papersift.extract.domain.prices import Pricing, pricing_for
 from papersift.extract.runs.batch import (
@@ -47,8 +48,9 @@ from papersift.extract.runs.pipeline import (
     new_run_id,
 )
 from papersift.prompts import DEFAULT_PROMPT, load_prompt
-from papersift.warehouse import Warehouse
+from papersift.warehouse import Warehouse, reads
 from papersift.warehouse.batches import get_batch, requests_of
+from papersift.warehouse.custom import create_custom_views
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class RunSettings:
     max_cost: float | None = None  # US$; None: no budget
     price: tuple[float, float] | None = None  # US$ per million tokens, over the price table
     batch: BatchOptions | None = None  # send through the OpenAI Batch API (extract.batch)
+    fields: Path | None = None  # a user's fields file (extract.domain.fields.load_fields)
 
 
 def ingest_only(
@@ -107,13 +110,15 @@ def _extract_jobs(
     """Extract the jobs; ``endpoint`` replaces the one ``settings`` describe (tests)."""
     plan = EndpointPlan(endpoint) if endpoint is not None else plan_endpoint(settings.endpoint)
     prompt = load_prompt(settings.prompt)
+    fields = run_fields(settings)
 
     def make_extractor(live_endpoint: Endpoint) -> Extractor:
         wire = transport
         if settings.record_to is not None:
-            wire = recording_transport(settings.record_to, live_endpoint, prompt.version, wire)
+            wire = recording_transport(settings.record_to, live_endpoint,
+                                       prompt_for(prompt, fields).version, wire)
         return Extractor(live_endpoint, prompt, max_reasks=_reasks(settings, live_endpoint),
-                         transport=wire, policy=settings.retry)
+                         transport=wire, policy=settings.retry, fields=fields)
 
     @contextmanager
     def open_live() -> Iterator[Extractor]:
@@ -127,9 +132,14 @@ def _extract_jobs(
     if settings.batch is not None and settings.max_cost is not None:
         raise BatchError("--max-cost paces live requests; a batch is priced before it is "
                          "sent: check it with --batch --dry-run instead")
+    if settings.batch is not None and fields.custom:
+        raise BatchError("--fields runs live requests only; drop --batch for this run")
     gate = request_gate(settings, plan.endpoint)
     # Keys only: no connection is made by building a client.
-    keys_only = Extractor(plan.endpoint, prompt, max_reasks=_reasks(settings, plan.endpoint))
+    keys_only = Extractor(plan.endpoint, prompt, max_reasks=_reasks(settings, plan.endpoint),
+                          fields=fields)
+    if fields.custom:
+        create_custom_views(warehouse.con, [spec.name for spec in fields.custom])
     try:
         common: dict[str, Any] = dict(
             concurrency=settings.concurrency,
@@ -139,7 +149,9 @@ def _extract_jobs(
             inputs=inputs,
             extra_params={"prompt": settings.prompt, "max_chars": settings.max_chars,
                           "rpm": settings.rpm, "tpm": settings.tpm,
-                          "max_cost": settings.max_cost},
+                          "max_cost": settings.max_cost,
+                          **({"fields": fields.source, "fields_version": fields.schema_version()}
+                             if fields.custom else {})},
             gate=gate,
         )
         if settings.batch is None:
@@ -150,6 +162,11 @@ def _extract_jobs(
         return runner.run_chunks(jobs(runner), open_live)
     finally:
         keys_only.close()
+
+
+def run_fields(settings: RunSettings) -> FieldSet:
+    """The fields a run extracts: the built-in ones, plus the user's fields file's."""
+    return load_fields(settings.fields) if settings.fields is not None else DEFAULT_FIELDS
 
 
 def request_gate(settings: RunSettings, endpoint: Endpoint) -> RequestGate:
@@ -174,8 +191,7 @@ def _as_chunks(jobs: list[Job]) -> JobChunks:
 
 
 def _papers_stored(warehouse: Warehouse) -> int:
-    row = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()
-    return int(row[0]) if row else 0
+    return reads.count_papers(warehouse.con)
 
 
 def run_inputs(
@@ -231,23 +247,12 @@ def extract_stored(
     run_id = new_run_id()
     with Warehouse(settings.db) as warehouse:
         if paper_ids is not None:
-            stored = warehouse.con.execute(
-                "SELECT paper_id FROM papers WHERE list_contains(?, paper_id)", [list(paper_ids)]
-            ).fetchall()
-            unknown = set(paper_ids) - {row[0] for row in stored}
+            unknown = reads.unknown_paper_ids(warehouse.con, paper_ids)
             if unknown:
                 raise GoldError(f"{len(unknown)} of the requested papers are not in the "
                                 f"warehouse (e.g. {sorted(unknown)[0]}); ingest them first")
-        conditions = []
-        if only_missing:
-            conditions.append("paper_id NOT IN (SELECT paper_id FROM latest_extractions)")
-        if paper_ids is not None:
-            conditions.append("list_contains($ids, paper_id)")
-        where = ("WHERE " + " AND ".join(conditions)) if conditions else ""
-        params = {"ids": list(paper_ids)} if paper_ids is not None else {}
-        rows = warehouse.con.execute(
-            f"SELECT paper_id, text FROM papers {where} ORDER BY first_seen, paper_id", params
-        ).fetchall()
+        rows = reads.papers_to_extract(warehouse.con, only_missing=only_missing,
+                                       paper_ids=paper_ids)
         jobs = jobs_for_stored(rows, settings.max_chars)
         return _extract_jobs(
             warehouse, _as_chunks(jobs), settings, run_id=run_id, inputs=["<warehouse>"],
@@ -270,10 +275,7 @@ def resume_batch(
     with Warehouse(settings.db) as warehouse:
         check_resumable(get_batch(warehouse, batch_id), chosen)
         ids = [request.paper_id for request in requests_of(warehouse, batch_id)]
-        rows = warehouse.con.execute(
-            "SELECT paper_id, text FROM papers WHERE list_contains(?, paper_id) "
-            "ORDER BY first_seen, paper_id", [ids]
-        ).fetchall()
+        rows = reads.papers_by_id(warehouse.con, ids)
         batch = settings.batch or BatchOptions()
         return _extract_jobs(
             warehouse, _as_chunks(jobs_for_stored(rows, settings.max_chars)),
@@ -380,7 +382,8 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     from papersift.warehouse.db import connect
 
     plan = plan_endpoint(settings.endpoint)
-    keys_only = Extractor(plan.endpoint, load_prompt(settings.prompt), max_reasks=0)
+    keys_only = Extractor(plan.endpoint, load_prompt(settings.prompt), max_reasks=0,
+                          fields=run_fields(settings))
     con = (connect(settings.db, read_only=True)
            if settings.use_cache and settings.db.exists() else None)
     abstracts = skipped = cached = 0
@@ -393,11 +396,7 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
             skipped += sum(1 for job in jobs if job.skip is not None)
             keys = {job.paper_id: keys_only.key_for(job.text)
                     for job in jobs if job.skip is None}
-            hits: set[str] = set()
-            if con is not None and keys:
-                hits = {row[0] for row in con.execute(
-                    "SELECT cache_key FROM llm_cache WHERE list_contains(?, cache_key)",
-                    [list(keys.values())]).fetchall()}
+            hits = reads.cached_keys(con, set(keys.values())) if con is not None else set()
             to_send = [job for job in jobs
                        if job.skip is None and keys[job.paper_id] not in hits]
             cached += len(keys) - len(to_send)

@@ -26,16 +26,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from papersift.extract.access.endpoints import EndpointError, EndpointOptions
-from papersift.extract.domain.evaluate import GoldError, headline
+from papersift.errors import PapersiftError
+from papersift.extract.domain.evaluate import headline
 from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, IngestProblem
-from papersift.extract.domain.prices import PriceError
-from papersift.extract.interface import app
+from papersift.extract.interface import app, options
 from papersift.extract.runs.batch import BatchOptions, BatchProgress
 from papersift.extract.runs.pipeline import RunSummary
-from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT, PromptError
-from papersift.report.render import ReportError, write_report
-from papersift.warehouse import Warehouse, WarehouseError
+from papersift.report.render import write_report
+from papersift.warehouse import Warehouse, reads
 from papersift.warehouse.export import FORMATS, export
 from papersift.warehouse.query import QueryResult, run_sql, saved_queries
 from papersift.warehouse.report import Price
@@ -49,18 +47,14 @@ R = TypeVar("R")
 
 
 def _known_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Map the project's expected errors to a one-line message and exit status 1."""
+    """Turn any expected error (a :class:`PapersiftError`) into its one-line message and
+    exit status 1; anything else is a bug and keeps its traceback."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from papersift.extract.access.local_server import LocalServerError
-        from papersift.extract.access.models import ModelError
-        from papersift.extract.runs.batch import BatchError
-
         try:
             return func(*args, **kwargs)
-        except (WarehouseError, EndpointError, PromptError, ModelError, PriceError,
-                LocalServerError, GoldError, ReportError, BatchError) as error:
+        except PapersiftError as error:
             raise click.ClickException(str(error)) from error
 
     return wrapper
@@ -76,72 +70,8 @@ db_option: Callable[[Callable[..., Any]], Callable[..., Any]] = click.option(
 )
 
 
-def endpoint_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Options that choose the model endpoint, shared by run and extract."""
-    options = [
-        click.option("--provider", type=click.Choice(["local", "openai", "compatible"]),
-                     help="Default: local unless a base URL or OPENAI_API_KEY is set."),
-        click.option("--base-url", envvar="PAPERSIFT_BASE_URL",
-                     help="An OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."),
-        click.option("--model", help="Model name (for local: a name from `papersift models`)."),
-        click.option("--mode", type=click.Choice(["json", "tools", "json_schema", "md_json"]),
-                     help="instructor mode; default per provider (local: json)."),
-        click.option("--api-key-file", type=click.Path(dir_okay=False, path_type=Path),
-                     help="Read the API key from this file instead of OPENAI_API_KEY."),
-        click.option("--model-path", type=click.Path(dir_okay=False, path_type=Path),
-                     help="Local provider: any GGUF file."),
-        click.option("--fast", is_flag=True,
-                     help="Local provider: the smaller, faster Qwen2.5-Coder-0.5B model."),
-        click.option("--temperature", type=float, default=0.0, show_default=True),
-        click.option("--max-tokens", type=int, default=512, show_default=True,
-                     help="Cap on the answer's length; hitting it is a failure."),
-        click.option("--timeout", type=float,
-                     help="Seconds per HTTP request [default: 600 local, 180 remote]."),
-        click.option("--concurrency", type=click.IntRange(min=1), default=1,
-                     show_default=True, help="Abstracts in flight at once."),
-        click.option("--rpm", type=click.FloatRange(min=0, min_open=True),
-                     help="The endpoint's requests-per-minute limit; papersift paces itself "
-                          "under it [default: learned from x-ratelimit-* headers]."),
-        click.option("--tpm", type=click.FloatRange(min=0, min_open=True),
-                     help="The endpoint's tokens-per-minute limit (prompt + max_tokens per "
-                          "request, as OpenAI counts it) [default: learned from headers]."),
-        click.option("--max-cost", type=click.FloatRange(min=0),
-                     help="Stop sending once this many US dollars are spent, re-asks and "
-                          "retries included; the rest are recorded as failures "
-                          "(reason max_cost) for a later run."),
-        click.option("--price", type=(float, float), metavar="IN OUT",
-                     help="US$ per million prompt and completion tokens for this model, "
-                          "instead of the price table (extract/prices.toml, "
-                          "PAPERSIFT_PRICES)."),
-        click.option("--no-cache", is_flag=True,
-                     help="Ask the model even when a cached answer exists."),
-        click.option("--max-reasks", type=int,
-                     help="Validation re-asks per abstract [default: 1 local, 2 remote]."),
-        click.option("--max-chars", type=int, default=DEFAULT_MAX_CHARS, show_default=True,
-                     help="Longer abstracts are recorded as failures, not sent."),
-        click.option("--server-log", type=click.Path(dir_okay=False, path_type=Path),
-                     help="Local provider: write the llama.cpp server's log here."),
-        click.option("--threads", type=click.IntRange(min=1),
-                     help="Local provider: llama.cpp threads [default: CPUs - 1]."),
-        click.option("--lean", is_flag=True,
-                     help="Remote models: the short prompt extract_lean (no examples) and no "
-                          "schema on the wire, about a quarter of the prompt tokens; answers "
-                          "are validated as usual."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def batch_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--batch and --poll-interval, shared by run and extract."""
-    func = click.option("--poll-interval", type=click.FloatRange(min=0.0), default=30.0,
-                        show_default=True,
-                        help="--batch: seconds between status checks of the batch.")(func)
-    return click.option(
-        "--batch", "use_batch", is_flag=True,
-        help="Send uncached abstracts through the OpenAI Batch API (half price, answers "
-             "within 24 h); a killed run's batch is resumed by rerunning.")(func)
+endpoint_options = options.apply(options.RUN_OPTIONS)
+batch_options = options.apply(options.BATCH_OPTIONS)
 
 
 @contextmanager
@@ -173,39 +103,6 @@ def batch_display() -> Iterator[Callable[[BatchProgress], None]]:
         yield on_poll
     finally:
         bar.stop()
-
-
-def _settings(db: Path, kw: dict[str, Any]) -> app.RunSettings:
-    endpoint = EndpointOptions(
-        provider=kw["provider"],
-        base_url=kw["base_url"],
-        model=kw["model"],
-        mode=kw["mode"],
-        api_key_file=kw["api_key_file"],
-        model_path=kw["model_path"],
-        fast=kw["fast"],
-        temperature=kw["temperature"],
-        max_tokens=kw["max_tokens"],
-        timeout_s=kw["timeout"],
-        server_log=kw["server_log"],
-        threads=kw["threads"],
-        lean=kw["lean"],
-    )
-    return app.RunSettings(
-        db=db,
-        endpoint=endpoint,
-        concurrency=kw["concurrency"],
-        use_cache=not kw["no_cache"],
-        max_chars=kw["max_chars"],
-        max_reasks=kw["max_reasks"],
-        prompt=LEAN_PROMPT if kw["lean"] else DEFAULT_PROMPT,
-        rpm=kw["rpm"],
-        tpm=kw["tpm"],
-        max_cost=kw["max_cost"],
-        price=kw["price"],
-        batch=BatchOptions(poll_interval_s=kw.get("poll_interval", 30.0))
-        if kw.get("use_batch") else None,
-    )
 
 
 @contextmanager
@@ -324,7 +221,7 @@ def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, dry_run: bool
     Cached answers are reused, so rerunning after Ctrl-C or a crash continues where it
     stopped. Ends with `N abstracts: X extracted, Y from cache, Z failed`.
     """
-    settings = dataclasses.replace(_settings(db, kw), record_to=record_to)
+    settings = dataclasses.replace(options.pop_settings(db, kw), record_to=record_to)
     if dry_run:
         for line in app.estimate_run(list(inputs), settings).lines():
             click.echo(line)
@@ -367,7 +264,7 @@ def ingest(inputs: tuple[str, ...], db: Path, max_chars: int) -> None:
 @_known_errors
 def extract(db: Path, all_papers: bool, ids_file: Path | None, **kw: Any) -> None:
     """Extract stored papers (those without an extraction yet, unless --all)."""
-    settings = _settings(db, kw)
+    settings = options.pop_settings(db, kw)
     paper_ids = app.paper_ids_from(ids_file) if ids_file is not None else None
     with progress_bar() as on_event, batch_display() as on_poll:
         summary = app.extract_stored(settings, only_missing=not all_papers,
@@ -515,13 +412,7 @@ def report_command(db: Path, out: Path, price: tuple[float, float] | None, top: 
 @_known_errors
 def runs(db: Path, limit: int, fmt: str) -> None:
     """List recent runs with their counts, model and tokens."""
-    result = run_sql(
-        db,
-        "SELECT run_id, status, model, mode, n_abstracts AS n, n_extracted AS extracted, "
-        "n_cached AS cached, n_failed AS failed, prompt_tokens + completion_tokens AS tokens, "
-        "round(epoch(finished - started), 1) AS seconds FROM runs ORDER BY started DESC LIMIT ?",
-        [limit],
-    )
+    result = reads.recent_runs(db, limit)
     _print_result(result, fmt)
 
 
@@ -538,12 +429,7 @@ def batch() -> None:
 def batch_list(db: Path, fmt: str) -> None:
     """List stored batches, newest first: status, requests, and whether their results are
     stored (collected) yet."""
-    result = run_sql(
-        db,
-        "SELECT batch_id, status, model, request_count AS requests, completed_count AS "
-        "completed, failed_count AS failed, run_id, submitted, finished, collected, "
-        "collected_run_id FROM batches ORDER BY submitted DESC",
-    )
+    result = reads.stored_batches(db)
     _print_result(result, fmt)
 
 
@@ -560,7 +446,7 @@ def batch_resume(batch_id: str, db: Path, poll_interval: float, **kw: Any) -> No
     Pass the endpoint options the batch was submitted with. A rerun of the same
     `run --batch` command resumes open batches too; this command needs no inputs.
     """
-    settings = dataclasses.replace(_settings(db, kw),
+    settings = dataclasses.replace(options.pop_settings(db, kw),
                                    batch=BatchOptions(poll_interval_s=poll_interval))
     with progress_bar() as on_event, batch_display() as on_poll:
         summary = app.resume_batch(settings, batch_id, progress=on_event, on_poll=on_poll)
@@ -575,7 +461,7 @@ def batch_resume(batch_id: str, db: Path, poll_interval: float, **kw: Any) -> No
 def batch_cancel(batch_id: str, db: Path, **kw: Any) -> None:
     """Ask the provider to cancel batch BATCH_ID. What it finished is still stored by
     `batch resume BATCH_ID` (or a rerun); the rest is recorded as failed, batch_cancelled."""
-    status = app.cancel_stored_batch(_settings(db, kw), batch_id)
+    status = app.cancel_stored_batch(options.pop_settings(db, kw), batch_id)
     click.echo(f"{batch_id}: {status}")
 
 

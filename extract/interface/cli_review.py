@@ -9,12 +9,8 @@ from typing import Any
 import click
 
 from papersift.extract.interface import corrections as library
-from papersift.extract.interface.cli import (
-    _known_errors,
-    _settings,
-    db_option,
-    endpoint_options,
-)
+from papersift.extract.interface import options
+from papersift.extract.interface.cli import _known_errors, db_option
 from papersift.extract.interface.serve.config import DEFAULT_PORT, TOKEN_ENV, ServeError
 
 
@@ -27,7 +23,7 @@ from papersift.extract.interface.serve.config import DEFAULT_PORT, TOKEN_ENV, Se
 @click.option("--read-only", is_flag=True, help="Browse only: every change is refused.")
 @click.option("--reviewer", help="The reviewer name stored with corrections (the page can "
                                  "override it).")
-@endpoint_options
+@options.apply(options.RUN_OPTIONS)
 @_known_errors
 def serve_command(db: Path, host: str, port: int, token: str | None, read_only: bool,
                   reviewer: str | None, **kw: Any) -> None:
@@ -44,7 +40,7 @@ def serve_command(db: Path, host: str, port: int, token: str | None, read_only: 
 
     try:
         serve(ServeConfig(db=db, host=host, port=port, token=token, read_only=read_only,
-                          reviewer=reviewer, settings=_settings(db, kw)))
+                          reviewer=reviewer, settings=options.pop_settings(db, kw)))
     except ServeError as error:
         raise click.ClickException(str(error)) from error
 

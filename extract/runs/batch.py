@@ -3,11 +3,11 @@
 Each line's body is what instructor would send for that abstract in the endpoint's mode
 (instructor's own ``handle_response_model`` prepares it), and each answer is parsed by
 instructor's own ``process_response`` for that mode, so validation is the live path's.
-Outcomes go through :class:`extract.pipeline.Runner`'s recording, so the stored rows are
-the live runner's rows. A batch is recorded in the warehouse as soon as the provider
-accepts it: a run killed while polling is resumed by the next run over the same papers
-(or by ``papersift batch resume``) instead of being submitted and paid for twice. There
-are no re-asks inside a batch; a rerun resubmits only what failed (successes are cached).
+Outcomes go through the recording of :class:`papersift.extract.runs.pipeline.Runner`, so
+the stored rows are the live runner's rows. A batch is recorded in the warehouse as soon
+as the provider accepts it: a run killed while polling is resumed by the next run over
+the same papers (or by ``papersift batch resume``) instead of being submitted and paid for twice.
+There are no re-asks inside a batch; a rerun resubmits only what failed (successes are cached).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from instructor.processing.response import handle_response_model, process_respon
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
+from papersift.errors import PapersiftError
 from papersift.extract.access.extractor import (
     Extractor,
     Failure,
@@ -69,7 +70,7 @@ UNANSWERED = {
 DEAD_STATUSES = frozenset({"failed", "expired", "cancelling", "cancelled"})
 
 
-class BatchError(Exception):
+class BatchError(PapersiftError):
     """A batch cannot be submitted, resumed or cancelled as asked."""
 
 

@@ -7,7 +7,7 @@ The flow (docs/scale.md explains the choices):
    input failures of each shard as that shard's ingest partition.
 2. ``run_on_ray`` hands the shard files to a Ray Data actor pool. Each actor builds one
    ``Extractor`` through the normal endpoint code, extracts its shard's papers (cache
-   snapshot first), turns every outcome into rows with ``extract.pipeline.outcome_batch``
+   snapshot first), turns every outcome into rows with ``outcome_batch`` (extract/runs/pipeline.py)
    (the rows the single-process ``Runner`` stores) and writes one Parquet file per
    warehouse table under ``<out>/<table>/shard=<n>/``. File names depend only on the shard,
    so a retried shard replaces its files instead of adding a second copy.
@@ -37,6 +37,7 @@ import httpx2
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from papersift.errors import PapersiftError
 from papersift.extract.access.endpoints import EndpointError, EndpointOptions, plan_endpoint
 from papersift.extract.access.extractor import Extractor, Failure, Outcome
 from papersift.extract.access.limits import RequestGate
@@ -71,7 +72,7 @@ _SHARD_SCHEMA = pa.schema([
 ])
 
 
-class DistributedError(Exception):
+class DistributedError(PapersiftError):
     """A sharded run cannot be set up, or its output cannot be merged, as asked."""
 
 

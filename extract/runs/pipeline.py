@@ -1,9 +1,10 @@
-"""Run orchestration: ingest into the warehouse, extract with a thread pool, one writer.
+"""Run orchestration: ingest into the warehouse, extract from one asyncio event loop with
+``concurrency`` abstracts in flight, and store the rows in batches, one write at a time.
 
 Every abstract of a run ends as an extraction (new or from cache) or as a failure row with
-its reason. Rows reach DuckDB from the calling thread only, in batches, each batch in one
-transaction, so a crash or Ctrl-C leaves the warehouse consistent and a rerun continues
-from the cache without paying twice.
+its reason. Inside the event loop a batch goes to the one writer thread; other writes wait
+for it. Each batch is one transaction, so a crash or Ctrl-C leaves the warehouse
+consistent and a rerun continues from the cache without paying twice.
 """
 
 from __future__ import annotations
@@ -25,12 +26,22 @@ from typing import Any
 
 from papersift.extract.access.extractor import Extractor, Failure, Outcome
 from papersift.extract.access.limits import RequestGate
-from papersift.extract.domain.assemble import ASSEMBLY_VERSION, Assembled, assemble
+from papersift.extract.domain.assemble import ASSEMBLY_VERSION, Assembled, Found
+from papersift.extract.domain.fields import (
+    DEFAULT_FIELDS,
+    GROUNDING_VERSION,
+    ExtraItem,
+    FieldSet,
+    ground,
+    item_rows,
+)
 from papersift.extract.domain.grounding import Alignment, align
 from papersift.extract.domain.ingest import IngestProblem, IngestResult, Occurrence, ingest
-from papersift.schemas import PaperDraft, PaperExtraction, schema_version
+from papersift.schemas import ClaimedGain, PaperDraft, PaperExtraction
+from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_TABLE
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.warehouse import Warehouse
+from papersift.warehouse.reads import count_papers
 from papersift.warehouse.store import Batch, RunCounts
 
 FLUSH_EVERY_PAPERS = 16
@@ -136,15 +147,14 @@ def ingest_into(
 ) -> tuple[IngestResult, IngestReport]:
     """Read the inputs and store their papers and provenance; bad inputs become failure rows."""
     result = ingest(inputs, max_chars=max_chars)
-    before = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()
+    before = count_papers(warehouse.con)
     warehouse.write(ingest_batch(result, run_id))
-    after = warehouse.con.execute("SELECT count(*) FROM papers").fetchone()
-    assert before is not None and after is not None
+    after = count_papers(warehouse.con)
     report = IngestReport(
         files=len(result.files),
         occurrences=result.occurrences,
         papers=len(result.papers),
-        new_papers=after[0] - before[0],
+        new_papers=after - before,
         problems=list(result.problems),
     )
     return result, report
@@ -156,7 +166,7 @@ def ingest_into(
 def extraction_id_for(cache_key: str, raw: dict[str, Any]) -> str:
     """Content id of a stored extraction: the request, the answer and the grounding code."""
     canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    material = f"{cache_key}\n{ASSEMBLY_VERSION}\n{canonical}"
+    material = f"{cache_key}\n{ASSEMBLY_VERSION}\n{GROUNDING_VERSION}\n{canonical}"
     return "sha256:" + hashlib.sha256(material.encode()).hexdigest()
 
 
@@ -181,57 +191,52 @@ def extraction_rows(
     extraction_id: str,
     common: dict[str, Any],
     assembled: Assembled | None = None,
+    extra: dict[str, list[ExtraItem]] | None = None,
 ) -> None:
-    """Add an extraction and its long-table items, grounded by code, to the batch.
+    """Add an extraction and the items of every field, grounded by code, to the batch:
+    each field's rows as its declaration in schemas.fields says.
 
     With ``assembled``, items were found by extract.assemble and carry its alignments;
     otherwise (answers that come with their own quotes) each quote is aligned here.
+    ``extra`` holds the items of fields outside the stored extraction (code-detected
+    ones and user fields), which carry their own alignments.
     """
     base = {"extraction_id": extraction_id, "paper_id": paper_id}
     items = 0
     ungrounded = 0
 
-    def grounded(evidence: str, field_name: str = "", index: int = 0) -> dict[str, Any]:
-        nonlocal items, ungrounded
-        found = assembled.alignment(field_name, index) if assembled is not None else None
+    def grounded(evidence: str, found: Alignment | None, spot: Found | None) -> dict[str, Any]:
         row = _grounded(evidence, text, found)
-        spot = assembled.found[field_name][index] if assembled is not None else None
         row["mention_start"] = spot.start if spot is not None else None
         row["mention_end"] = spot.end if spot is not None else None
-        items += 1
-        ungrounded += row["alignment"] == "none"
         return row
 
-    for idx, ctype in enumerate(extraction.contribution_types):
-        batch.add("extraction_contribution_types", {**base, "idx": idx, "type": ctype})
-    for idx, task in enumerate(extraction.tasks):
-        batch.add("extraction_tasks", {**base, "idx": idx, "name": task.name,
-                                       **grounded(task.evidence, "tasks", idx)})
-    for idx, method in enumerate(extraction.methods):
-        batch.add(
-            "extraction_methods",
-            {**base, "idx": idx, "name": method.name, "expansion": method.expansion,
-             "aliases": list(method.aliases), **grounded(method.evidence, "methods", idx)},
-        )
-    for idx, bench in enumerate(extraction.benchmarks):
-        batch.add(
-            "extraction_benchmarks",
-            {**base, "idx": idx, "name": bench.name, "kind": bench.kind,
-             "introduced": bench.introduced, **grounded(bench.evidence, "benchmarks", idx)},
-        )
-    for idx, gain in enumerate(extraction.claimed_gains):
-        row = grounded(gain.evidence, "claimed_gains", idx)
-        value_ok = (
-            None if gain.value is None else value_matches(gain.value, numbers_in(gain.evidence))
-        )
-        if value_ok is False and row["alignment"] != "none":
-            ungrounded += 1
-        batch.add(
-            "extraction_gains",
-            {**base, "idx": idx, "metric": gain.metric, "value": gain.value, "unit": gain.unit,
-             "kind": gain.kind, "baseline": gain.baseline, "dataset": gain.dataset,
-             "value_in_evidence": value_ok, **row},
-        )
+    for spec in BUILTIN_FIELDS:
+        stored = getattr(extraction, spec.name) if spec.from_draft else (extra or {}).get(
+            spec.name, [])
+        for item, row in zip(stored, item_rows(spec, stored), strict=True):
+            if spec.grounded and isinstance(item, ExtraItem):
+                row.update(grounded(item.evidence, item.alignment(), item.found))
+            elif spec.grounded:
+                idx = row["idx"]
+                found = assembled.alignment(spec.name, idx) if assembled is not None else None
+                spot = assembled.found[spec.name][idx] if assembled is not None else None
+                row.update(grounded(item.evidence, found, spot))
+                items += 1
+                ungrounded += row["alignment"] == "none"
+            if spec.name == "claimed_gains":
+                row["value_in_evidence"] = _value_in_evidence(item)
+                if row["value_in_evidence"] is False and row["alignment"] != "none":
+                    ungrounded += 1
+            batch.add(spec.table, {**base, **row})
+    for name, custom_items in (extra or {}).items():
+        if any(spec.name == name for spec in BUILTIN_FIELDS):
+            continue
+        for idx, item in enumerate(custom_items):
+            row = grounded(item.evidence, item.alignment(), item.found)
+            items += 1
+            ungrounded += row["alignment"] == "none"
+            batch.add(CUSTOM_TABLE, {**base, "field": name, "idx": idx, **item.values, **row})
     batch.add(
         "extractions",
         {**base, **common, "raw_json": raw,
@@ -240,6 +245,11 @@ def extraction_rows(
          "rejected": assembled.rejected if assembled is not None else [],
          "created": _now()},
     )
+
+
+def _value_in_evidence(gain: ClaimedGain) -> bool | None:
+    """Whether a gain's number occurs in its own evidence (None when it has no number)."""
+    return None if gain.value is None else value_matches(gain.value, numbers_in(gain.evidence))
 
 
 # -- extraction run ------------------------------------------------------------------------
@@ -293,7 +303,8 @@ BUDGET_SPENT = Failure("budget", "max_cost",
 
 
 def outcome_batch(
-    outcome: Outcome, job: Job, *, run_id: str, provenance: dict[str, Any], model: str
+    outcome: Outcome, job: Job, *, run_id: str, provenance: dict[str, Any], model: str,
+    fields: FieldSet = DEFAULT_FIELDS,
 ) -> Batch:
     """The rows one abstract's outcome adds to the warehouse: its calls, then its grounded
     extraction (with the cache entry when the answer is new) or its failure, and its
@@ -306,7 +317,8 @@ def outcome_batch(
     answer = outcome.draft or outcome.extraction
     if answer is not None:
         raw = answer.model_dump(mode="json", exclude_none=outcome.draft is not None)
-        assembled = assemble(outcome.draft, job.text) if outcome.draft is not None else None
+        grounded = ground(outcome.draft, job.text, fields) if outcome.draft is not None else None
+        assembled = grounded.assembled if grounded is not None else None
         extraction = assembled.extraction if assembled is not None else outcome.extraction
         assert extraction is not None
         extraction_id = extraction_id_for(outcome.cache_key, raw)
@@ -316,6 +328,7 @@ def outcome_batch(
             text=job.text,
             extraction=extraction,
             assembled=assembled,
+            extra=grounded.extra if grounded is not None else None,
             raw=raw,
             extraction_id=extraction_id,
             common={**provenance, "run_id": run_id, "cache_key": outcome.cache_key,
@@ -387,7 +400,7 @@ class Runner:
             "model": endpoint.model,
             "mode": endpoint.mode,
             "prompt_version": extractor.prompt.version,
-            "schema_version": schema_version(),
+            "schema_version": extractor.fields.schema_version(),
         }
 
     def start(self) -> None:
@@ -491,7 +504,8 @@ class Runner:
             if hit is None:
                 to_send.append(job)
                 continue
-            self._record(cached_outcome(job.paper_id, keys[job.paper_id], hit))
+            self._record(cached_outcome(job.paper_id, keys[job.paper_id], hit,
+                                        self.extractor.fields.draft_model))
         self._hold_flush = False
         self._flush(force=True)
         return to_send
@@ -552,7 +566,7 @@ class Runner:
         """Turn an outcome into rows in the pending batch and update the summary."""
         job = self._jobs.pop(outcome.paper_id)
         rows = outcome_batch(outcome, job, run_id=self.run_id, provenance=self._provenance,
-                             model=self.extractor.endpoint.model)
+                             model=self.extractor.endpoint.model, fields=self.extractor.fields)
         self._pending.extend(rows)
         summary = self.summary
         summary.http_requests += len(outcome.calls)
@@ -607,12 +621,13 @@ class Runner:
             writing.result()
 
 
-def cached_outcome(paper_id: str, cache_key: str, hit: dict[str, Any]) -> Outcome:
+def cached_outcome(paper_id: str, cache_key: str, hit: dict[str, Any],
+                   draft_model: type[PaperDraft] = PaperDraft) -> Outcome:
     """The outcome of a cache hit (a row of ``cache_lookup``): a draft (schema v2) or an
     already grounded answer, with the asks it once took; no request is made."""
     response = hit["response"]
     answer: dict[str, Any] = (
-        {"draft": PaperDraft.model_validate(response)} if "types" in response
+        {"draft": draft_model.model_validate(response)} if "types" in response
         else {"extraction": PaperExtraction.model_validate(response)})
     return Outcome(paper_id=paper_id, cache_key=cache_key, **answer, lenient=hit["lenient"],
                    asks=hit["asks"] or 0, from_cache=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx2
 
+from papersift.errors import PapersiftError
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.app import RunSettings
 
@@ -18,7 +19,7 @@ DEFAULT_PORT = 8765
 MAX_BODY_BYTES = 1_000_000  # a request body larger than this is refused (413)
 
 
-class ServeError(Exception):
+class ServeError(PapersiftError):
     """The server cannot start as asked."""
 
 

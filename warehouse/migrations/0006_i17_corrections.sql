@@ -1,4 +1,4 @@
--- 0005: reviewers' corrections (`papersift serve`). Append-only: a correction is never
+-- 0006: reviewers' corrections (`papersift serve`). Append-only: a correction is never
 -- updated or deleted; a later one with a higher version supersedes it. The item views
 -- (tasks, methods, benchmarks, gains) apply them, so every query, export and the report
 -- show corrected data, and each item says where it came from (origin).

@@ -1,0 +1,132 @@
+"""Scoring the fields beyond the original five: artifacts and user-defined fields.
+
+A gold paper may carry ``"artifacts": [{"kind": "code", "url": "https://..."}]`` and
+``"custom": {"FIELD": [value, ...]}``. Only fields some gold paper has are scored, so a
+gold file without them gives exactly the figures it gave before. Artifacts match by kind
+(one to one); the URL is scored on the matched pairs whose gold gives one. A user
+field's values match by number (when both are numbers) or by normalised name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import duckdb
+
+from papersift.errors import PapersiftError
+from papersift.extract.domain.grounding import normalize
+from papersift.schemas.fields import CUSTOM_TABLE, builtin
+
+ARTIFACTS = builtin("artifacts")
+ARTIFACT_KINDS = ("code", "data", "model", "benchmark")
+
+# A gold item of an extra field, as scored: artifacts are (kind, url), user values text.
+ExtraGold = dict[str, tuple[Any, ...]]
+
+
+class ExtraGoldError(PapersiftError):
+    """An artifacts or custom entry of a gold paper is malformed."""
+
+
+def read_extra_gold(item: dict[str, Any], where: str) -> ExtraGold:
+    """The artifacts and user-field values a gold paper declares (absent: not scored)."""
+    extra: ExtraGold = {}
+    if "artifacts" in item:
+        artifacts = []
+        for n, artifact in enumerate(item["artifacts"] or []):
+            if not isinstance(artifact, dict) or artifact.get("kind") not in ARTIFACT_KINDS:
+                raise ExtraGoldError(f"{where}.artifacts[{n}]: needs a 'kind', one of "
+                                     f"{ARTIFACT_KINDS}")
+            url = artifact.get("url")
+            artifacts.append((artifact["kind"], url if isinstance(url, str) else None))
+        extra["artifacts"] = tuple(artifacts)
+    custom = item.get("custom")
+    if custom is not None:
+        if not isinstance(custom, dict):
+            raise ExtraGoldError(f"{where}.custom: expected an object of field: [values]")
+        for name, values in custom.items():
+            listed = values if isinstance(values, list) else [values]
+            extra[f"custom.{name}"] = tuple(_text(v) for v in listed)
+    return extra
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def load_extra_predictions(con: duckdb.DuckDBPyConnection,
+                           ids: list[str]) -> dict[str, dict[str, list[Any]]]:
+    """Each extraction's artifacts and user-field values, in the gold's shapes."""
+    found: dict[str, dict[str, list[Any]]] = {}
+    for extraction_id, kind, url in con.execute(
+            f"SELECT extraction_id, kind, url FROM {ARTIFACTS.table} "
+            "WHERE list_contains(?, extraction_id) ORDER BY extraction_id, idx", [ids]).fetchall():
+        found.setdefault(extraction_id, {}).setdefault("artifacts", []).append((kind, url))
+    for extraction_id, name, value in con.execute(
+            f"SELECT extraction_id, field, value FROM {CUSTOM_TABLE} "
+            "WHERE list_contains(?, extraction_id) ORDER BY extraction_id, field, idx",
+            [ids]).fetchall():
+        found.setdefault(extraction_id, {}).setdefault(f"custom.{name}", []).append(value)
+    return found
+
+
+def _key(value: str) -> str | float:
+    try:
+        number = float(value.replace(",", ""))
+    except ValueError:
+        return " ".join(normalize(value).split())
+    return number if math.isfinite(number) else value
+
+
+def _same_value(predicted: str, gold: str) -> bool:
+    a, b = _key(predicted), _key(gold)
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+    return a == b
+
+
+def _url_key(url: str | None) -> str:
+    return (url or "").strip().rstrip("/").removeprefix("https://").removeprefix("http://")
+
+
+Matcher = Callable[[Any, Any], bool]
+MATCHERS: dict[str, Matcher] = {
+    "artifacts": lambda p, g: p[0] == g[0],
+    "values": _same_value,
+}
+
+
+def score_extra(gold: Sequence[tuple[ExtraGold, dict[str, list[Any]]]],
+                pair: Callable[..., list[tuple[int, int]]],
+                counts: Callable[[], Any]) -> dict[str, Any]:
+    """P/R/F1 of every extra field some gold paper has; ``gold`` pairs each gold paper's
+    extra items with its predictions. ``pair`` and ``counts`` are evaluate's one-to-one
+    matcher and counter, so these fields are scored exactly like the others."""
+    wanted = sorted({name for extra, _ in gold for name in extra})
+    metrics: dict[str, Any] = {}
+    for name in wanted:
+        # a built-in field's matcher is declared in the registry; user fields match values
+        matcher = MATCHERS[ARTIFACTS.matcher if name == ARTIFACTS.name else "values"]
+        tally = counts()
+        urls_right = urls_total = 0
+        for extra, predicted in gold:
+            if name not in extra:
+                continue  # this paper was not annotated for the field
+            expected, guessed = list(extra[name]), predicted.get(name, [])
+            pairs = pair(guessed, expected, matcher)
+            tally.add(len(pairs), len(guessed), len(expected))
+            for i, j in pairs if name == "artifacts" else []:
+                if expected[j][1]:
+                    urls_total += 1
+                    urls_right += _url_key(guessed[i][1]) == _url_key(expected[j][1])
+        scores = tally.scores()
+        if name == "artifacts":
+            scores["url_accuracy"] = round(urls_right / urls_total, 4) if urls_total else None
+            metrics["artifacts"] = scores
+        else:
+            metrics.setdefault("custom", {})[name.removeprefix("custom.")] = scores
+    return metrics

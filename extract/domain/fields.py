@@ -1,0 +1,233 @@
+"""The field registry at work: the draft a run asks for, grounding and rows per field.
+
+:class:`FieldSet` is a run's fields: the built-in ones (schemas.fields.BUILTIN_FIELDS)
+and, with ``--fields``, a user's. Without user fields every answer is exactly what it
+was: the same draft type, JSON schema, schema version and prompt. With them, the user's
+fields are added to the draft and its schema, and the schema version (so every cache
+key) covers them.
+
+:func:`ground` is the whole of grounding: extract.domain.assemble for the draft's own
+fields, the detectors for fields code finds alone (artifacts), and the strategies of
+schemas.fields for user fields. :func:`item_rows` turns any field's items into rows of
+its long table, as its declaration says.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, create_model
+
+from papersift.errors import PapersiftError
+from papersift.extract.domain.artifacts import DETECTION_VERSION, detect_artifacts
+from papersift.extract.domain.assemble import Assembled, Found, assemble
+from papersift.extract.domain.custom import ground_custom
+from papersift.extract.domain.grounding import Alignment
+from papersift.prompts import Prompt
+from papersift.schemas import PaperDraft, draft_json_schema, schema_version
+from papersift.schemas.fields import (
+    BUILTIN_FIELDS,
+    CustomField,
+    FieldSpec,
+    custom_fields,
+    fields_hash,
+)
+from papersift.schemas.paper import content_hash
+
+
+@dataclass(frozen=True)
+class ExtraItem:
+    """An item of a field outside the stored PaperExtraction (detected or user-defined):
+    its column values, evidence and where it was found."""
+
+    values: dict[str, Any]
+    evidence: str
+    found: Found | None
+
+    def alignment(self) -> Alignment:
+        if self.found is None:
+            return Alignment("none", None, None, 0.0)
+        return Alignment(self.found.status, *self.found.sentence, 1.0)
+
+
+@dataclass
+class Grounded:
+    """Everything grounding produced for one answer: the assembled draft fields, and the
+    items of every other field, by field name."""
+
+    assembled: Assembled
+    extra: dict[str, list[ExtraItem]] = field(default_factory=dict)
+
+
+# Fields code finds in the abstract alone: the detector of each, by field name.
+DETECTORS: dict[str, Callable[[str], list[ExtraItem]]] = {
+    "artifacts": lambda text: [
+        ExtraItem({"kind": a.kind, "url": a.url}, a.evidence,
+                  Found("exact", a.mention[0], a.mention[1], a.sentence))
+        for a in detect_artifacts(text)],
+}
+# Part of every extraction id: a change to what code finds alone, or to how user fields
+# are grounded, re-grounds cached answers.
+GROUNDING_VERSION = f"{DETECTION_VERSION};custom/1"
+
+
+class FieldsError(PapersiftError):
+    """A user's fields (file or model) cannot be used; the message names the place."""
+
+
+class FieldSet:
+    """The fields one run extracts: the built-in ones, plus a user's (``--fields``)."""
+
+    def __init__(self, user_model: type[BaseModel] | None = None,
+                 source: str | None = None) -> None:
+        self.user_model = user_model
+        self.source = source
+        taken = set(PaperDraft.model_fields)
+        try:
+            self.custom: tuple[CustomField, ...] = (
+                custom_fields(user_model, taken) if user_model is not None else ())
+        except ValueError as error:
+            raise FieldsError(str(error)) from error
+        self.draft_model: type[PaperDraft] = PaperDraft
+        if user_model is not None:
+            extra = {name: (info.annotation, info)
+                     for name, info in user_model.model_fields.items()}
+            self.draft_model = create_model(  # type: ignore[call-overload]
+                "PaperDraft", __base__=PaperDraft, **extra)
+
+    @property
+    def builtin(self) -> tuple[FieldSpec, ...]:
+        return BUILTIN_FIELDS
+
+    def schema_version(self) -> str:
+        """The built-in schema version, or a hash over it and the user's fields."""
+        if self.user_model is None:
+            return schema_version()
+        return _user_version(schema_version(), fields_hash(self.user_model, self.custom))
+
+    def draft_json_schema(self, numbers: list[str] | None = None) -> dict[str, Any]:
+        """The draft's JSON schema (see schemas.draft), with the user's fields added; a
+        user's number field, like a gain's value, may only be a number the abstract states."""
+        schema = draft_json_schema(numbers)
+        if self.user_model is None:
+            return schema
+        own = copy.deepcopy(self.user_model.model_json_schema())
+        for name, prop in own.get("properties", {}).items():
+            spec = next(f for f in self.custom if f.name == name)
+            if spec.grounding == "number" and numbers is not None:
+                _numbers_only(prop, numbers)
+            schema["properties"][name] = prop
+        schema["required"] = [*schema.get("required", []), *own.get("required", [])]
+        schema.setdefault("$defs", {}).update(own.get("$defs", {}))
+        return schema
+
+    def prompt_note(self) -> str:
+        """The lines that tell the model about the user's fields (empty without any)."""
+        if not self.custom or self.user_model is None:
+            return ""
+        lines = ["Also answer these fields, in the same JSON object:"]
+        for spec in self.custom:
+            info = self.user_model.model_fields[spec.name]
+            shape = "a list" if spec.many else "one value"
+            lines.append(f'- "{spec.name}" ({shape}): {info.description or spec.name}')
+        return "\n".join(lines)
+
+
+@functools.cache
+def _user_version(base: str, user: str) -> str:
+    return content_hash({"draft_and_stored": base, "user_fields": user})
+
+
+def _numbers_only(prop: dict[str, Any], numbers: list[str]) -> None:
+    target = prop.get("items", prop) if prop.get("type") == "array" else prop
+    if not numbers and prop.get("type") == "array":
+        prop["maxItems"] = 0
+    elif numbers:
+        target.pop("maxLength", None)
+        target["enum"] = list(numbers)
+
+
+def load_fields(path: str | Path) -> FieldSet:
+    """A user's fields file: a Python file defining one pydantic model whose fields carry
+    a grounding marker (schemas.fields.Name(), Number(), Phrase(), Flag(), Choice())."""
+    path = Path(path)
+    if not path.is_file():
+        raise FieldsError(f"no fields file at {path}")
+    name = f"papersift_user_fields_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise FieldsError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # the user's code: any error is theirs, said with the file
+        raise FieldsError(f"{path}: cannot be loaded: {type(error).__name__}: {error}") \
+            from error
+    models = [value for value in vars(module).values()
+              if inspect.isclass(value) and issubclass(value, BaseModel)
+              and value is not BaseModel and value.__module__ == name]
+    if len(models) != 1:
+        raise FieldsError(f"{path}: define exactly one pydantic model of fields "
+                              f"(found {len(models)})")
+    try:
+        return FieldSet(models[0], source=str(path))
+    except FieldsError as error:
+        raise FieldsError(f"{path}: {error}") from error
+
+
+DEFAULT_FIELDS = FieldSet()
+
+
+def ground(draft: PaperDraft, text: str, fields: FieldSet = DEFAULT_FIELDS) -> Grounded:
+    """Ground one answer in its abstract: every field of the run, each by its strategy."""
+    grounded = Grounded(assemble(draft, text))
+    for spec in fields.builtin:
+        detector = DETECTORS.get(spec.name)
+        if not spec.from_draft and detector is not None:
+            grounded.extra[spec.name] = detector(text)
+    for custom in fields.custom:
+        found, rejected = ground_custom(custom, getattr(draft, custom.name, None), text)
+        grounded.extra[custom.name] = [ExtraItem(values, evidence, spot)
+                                       for values, evidence, spot in found]
+        grounded.assembled.rejected.extend(rejected)
+    return grounded
+
+
+def item_rows(spec: FieldSpec, items: list[Any]) -> list[dict[str, Any]]:
+    """The declared columns of each item (attributes of a stored item, or an ExtraItem's
+    values); computed columns and evidence are added by the caller."""
+    rows = []
+    for idx, item in enumerate(items):
+        row: dict[str, Any] = {"idx": idx}
+        for column in spec.columns:
+            if column.source == "":
+                continue
+            if isinstance(item, ExtraItem):
+                value = item.values.get(column.source)
+            elif isinstance(item, str):
+                value = item
+            else:
+                value = getattr(item, column.source)
+            row[column.name] = list(value) if isinstance(value, (list, tuple)) else value
+        rows.append(row)
+    return rows
+
+
+def prompt_for(prompt: Prompt, fields: FieldSet) -> Prompt:
+    """The prompt a run sends: unchanged without user fields; with them, their lines are
+    added to the instructions and the version covers them."""
+    note = fields.prompt_note()
+    if not note:
+        return prompt
+    version = content_hash({"prompt": prompt.version, "note": note})
+    return dataclasses.replace(prompt, system=f"{prompt.system}\n\n{note}", version=version)

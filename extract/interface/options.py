@@ -1,0 +1,224 @@
+"""The run options, declared once.
+
+Each :class:`Option` says its flag, type, default and help, and which settings field it
+fills (``endpoint.max_tokens`` is :class:`EndpointOptions`' field, ``run.concurrency`` is
+:class:`RunSettings`', ``batch.*`` builds the :class:`BatchOptions`). From this one table
+come the click options of ``run`` and ``extract``, the settings objects a command hands to
+the library, and the options table in ``docs/options.md`` (checked by a test, so the docs
+cannot drift). ``shapes_answer`` marks the options that are part of the cache key: changing
+one asks the model again; a test checks the key against it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from papersift.extract.access.endpoints import EndpointOptions
+from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS
+from papersift.extract.interface.app import RunSettings
+from papersift.extract.runs.batch import BatchOptions
+from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT
+
+FilePath = click.Path(dir_okay=False, path_type=Path)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option and the settings field it fills."""
+
+    flag: str
+    target: str  # "endpoint.FIELD", "run.FIELD" or "batch.FIELD"
+    help: str
+    type: Any = None
+    default: Any = None
+    is_flag: bool = False
+    envvar: str | None = None
+    metavar: str | None = None
+    invert: bool = False  # a flag that turns its field off (--no-cache -> use_cache)
+    shapes_answer: bool = False  # part of the cache key
+
+    @property
+    def group(self) -> str:
+        return self.target.split(".", 1)[0]
+
+    @property
+    def field(self) -> str:
+        return self.target.split(".", 1)[1]
+
+    @property
+    def param(self) -> str:
+        """The click parameter name: the flag without dashes."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def click_option(self) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        kwargs: dict[str, Any] = {"help": self.help}
+        if self.is_flag:
+            kwargs["is_flag"] = True
+        else:
+            kwargs["type"] = self.type
+            if self.default is not None:
+                kwargs["default"] = self.default
+                kwargs["show_default"] = True
+        if self.envvar:
+            kwargs["envvar"] = self.envvar
+        if self.metavar:
+            kwargs["metavar"] = self.metavar
+        return click.option(self.flag, self.param, **kwargs)
+
+
+RUN_OPTIONS: tuple[Option, ...] = (
+    Option("--provider", "endpoint.provider",
+           "Default: local unless a base URL or OPENAI_API_KEY is set.",
+           type=click.Choice(["local", "openai", "compatible"]), shapes_answer=True),
+    Option("--base-url", "endpoint.base_url",
+           "An OpenAI-compatible endpoint, e.g. http://localhost:8000/v1.",
+           envvar="PAPERSIFT_BASE_URL", shapes_answer=True),
+    Option("--model", "endpoint.model",
+           "Model name (for local: a name from `papersift models`).", shapes_answer=True),
+    Option("--mode", "endpoint.mode", "instructor mode; default per provider (local: json).",
+           type=click.Choice(["json", "tools", "json_schema", "md_json"]), shapes_answer=True),
+    Option("--api-key-file", "endpoint.api_key_file",
+           "Read the API key from this file instead of OPENAI_API_KEY.", type=FilePath),
+    Option("--model-path", "endpoint.model_path", "Local provider: any GGUF file.",
+           type=FilePath, shapes_answer=True),
+    Option("--fast", "endpoint.fast",
+           "Local provider: the smaller, faster Qwen2.5-Coder-0.5B model.", is_flag=True,
+           shapes_answer=True),
+    Option("--temperature", "endpoint.temperature", "Sampling temperature.", type=float,
+           default=0.0, shapes_answer=True),
+    Option("--max-tokens", "endpoint.max_tokens",
+           "Cap on the answer's length; hitting it is a failure.", type=int, default=512,
+           shapes_answer=True),
+    Option("--timeout", "endpoint.timeout_s",
+           "Seconds per HTTP request [default: 600 local, 180 remote].", type=float),
+    Option("--concurrency", "run.concurrency", "Abstracts in flight at once.",
+           type=click.IntRange(min=1), default=1),
+    Option("--rpm", "run.rpm",
+           "The endpoint's requests-per-minute limit; papersift paces itself under it "
+           "[default: learned from x-ratelimit-* headers].",
+           type=click.FloatRange(min=0, min_open=True)),
+    Option("--tpm", "run.tpm",
+           "The endpoint's tokens-per-minute limit (prompt + max_tokens per request, as "
+           "OpenAI counts it) [default: learned from headers].",
+           type=click.FloatRange(min=0, min_open=True)),
+    Option("--max-cost", "run.max_cost",
+           "Stop sending once this many US dollars are spent, re-asks and retries included; "
+           "the rest are recorded as failures (reason max_cost) for a later run.",
+           type=click.FloatRange(min=0)),
+    Option("--price", "run.price",
+           "US$ per million prompt and completion tokens for this model, instead of the "
+           "price table (extract/domain/prices.toml, PAPERSIFT_PRICES).",
+           type=(float, float), metavar="IN OUT"),
+    Option("--no-cache", "run.use_cache", "Ask the model even when a cached answer exists.",
+           is_flag=True, invert=True),
+    Option("--max-reasks", "run.max_reasks",
+           "Validation re-asks per abstract [default: 1 local, 2 remote].", type=int),
+    Option("--max-chars", "run.max_chars",
+           "Longer abstracts are recorded as failures, not sent.", type=int,
+           default=DEFAULT_MAX_CHARS),
+    Option("--server-log", "endpoint.server_log",
+           "Local provider: write the llama.cpp server's log here.", type=FilePath),
+    Option("--threads", "endpoint.threads",
+           "Local provider: llama.cpp threads [default: CPUs - 1].",
+           type=click.IntRange(min=1)),
+    Option("--lean", "endpoint.lean",
+           "Remote models: the short prompt extract_lean (no examples) and no schema on the "
+           "wire, about a quarter of the prompt tokens; answers are validated as usual.",
+           is_flag=True, shapes_answer=True),
+    Option("--fields", "run.fields",
+           "Your own fields: a Python file with one pydantic model, each field annotated "
+           "with a grounding (see examples/custom-fields/); added to the draft for this run, "
+           "live requests only.", type=FilePath, metavar="FILE", shapes_answer=True),
+)
+
+BATCH_OPTIONS: tuple[Option, ...] = (
+    Option("--batch", "batch.enabled",
+           "Send uncached abstracts through the OpenAI Batch API (half price, answers within "
+           "24 h); a killed run's batch is resumed by rerunning.", is_flag=True),
+    Option("--poll-interval", "batch.poll_interval_s",
+           "--batch: seconds between status checks of the batch.",
+           type=click.FloatRange(min=0.0), default=30.0),
+)
+
+ALL_OPTIONS = RUN_OPTIONS + BATCH_OPTIONS
+_TARGETS: dict[str, type] = {"endpoint": EndpointOptions, "run": RunSettings,
+                             "batch": BatchOptions}
+
+
+def apply(options: Sequence[Option]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator that adds these options to a click command, in table order."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            func = option.click_option()(func)
+        return func
+
+    return decorate
+
+
+def pop_settings(db: Path, values: dict[str, Any]) -> RunSettings:
+    """Take the declared options out of a command's keyword arguments and build the run's
+    settings from them; what the command declared itself stays in ``values``."""
+    groups: dict[str, dict[str, Any]] = {"endpoint": {}, "run": {}, "batch": {}}
+    for option in ALL_OPTIONS:
+        if option.param not in values:
+            continue
+        value = values.pop(option.param)
+        groups[option.group][option.field] = (not value) if option.invert else value
+    return settings_from(db, groups)
+
+
+def settings_from(db: Path, groups: Mapping[str, Mapping[str, Any]]) -> RunSettings:
+    """RunSettings from option values grouped by target (``{"endpoint": {...}, ...}``)."""
+    endpoint = EndpointOptions(**groups.get("endpoint", {}))
+    batch_values = dict(groups.get("batch", {}))
+    batch = BatchOptions(**{k: v for k, v in batch_values.items() if k != "enabled"}) \
+        if batch_values.get("enabled") else None
+    return RunSettings(db=db, endpoint=endpoint,
+                       prompt=LEAN_PROMPT if endpoint.lean else DEFAULT_PROMPT,
+                       batch=batch, **groups.get("run", {}))
+
+
+def check_targets() -> list[str]:
+    """Targets that name no field of their settings class (empty when the table is right)."""
+    wrong = []
+    for option in ALL_OPTIONS:
+        if option.target == "batch.enabled":
+            continue
+        names = {f.name for f in dataclasses.fields(_TARGETS[option.group])}
+        if option.field not in names:
+            wrong.append(option.target)
+    return wrong
+
+
+def options_markdown() -> str:
+    """The options table of docs/options.md, generated from the declarations."""
+    lines = [
+        "<!-- generated from extract/interface/options.py by "
+        "`python -m papersift.extract.interface.options`; tests/test_options.py checks it -->",
+        "# Options of `papersift run` and `papersift extract`",
+        "",
+        "| option | default | in the cache key | what it does |",
+        "|---|---|---|---|",
+    ]
+    for option in ALL_OPTIONS:
+        default = "" if option.is_flag or option.default is None else f"`{option.default}`"
+        env = f" (env `{option.envvar}`)" if option.envvar else ""
+        meta = f" {option.metavar}" if option.metavar else ""
+        key = "yes" if option.shapes_answer else ""
+        text = option.help.replace("|", "\\|")
+        lines.append(f"| `{option.flag}{meta}`{env} | {default} | {key} | {text} |")
+    return "\n".join(lines) + "\n"
+
+
+DOCS_FILE = Path(__file__).resolve().parents[2] / "docs" / "options.md"
+
+if __name__ == "__main__":
+    DOCS_FILE.write_text(options_markdown(), encoding="utf-8")
+    print(f"wrote {DOCS_FILE}")

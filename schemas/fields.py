@@ -1,0 +1,221 @@
+"""The field registry: one declaration per extracted field.
+
+Each :class:`FieldSpec` says what varies from one field to the next: how its items are
+grounded in the abstract, the long table and view that store them and their columns, the
+export, how the report labels and details an item, and which matcher scores it against
+gold. The code that grounds, stores, exports, reports and scores reads these declarations
+(extract.domain.fields, warehouse.store, warehouse.export, warehouse.report,
+extract.domain.evaluate), and a test checks that the migrations create every declared
+table, column and view.
+
+User-defined fields (``papersift run --fields my_fields.py``) are declared with the markers
+at the end of this module; their items go to one generic long table, ``custom_items``.
+
+This module imports nothing of the project's; of the rest, only pydantic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+# How code finds a field's items in the abstract:
+#   name    a name looked up as written (exact, ignoring case, then normalised)
+#   number  a number the abstract states, with the unit written next to it
+#   phrase  a phrase looked up, else the sentence sharing most of its words (flagged fuzzy)
+#   flag    true/false, grounded by the sentence holding the field's cue words
+#   choice  one of fixed values, grounded like a flag
+#   detect  found by code alone, without the model (the draft does not change)
+Grounding = Literal["name", "number", "phrase", "flag", "choice", "detect"]
+GROUNDINGS: tuple[str, ...] = ("name", "number", "phrase", "flag", "choice", "detect")
+
+# The columns of a grounded item: its evidence sentence and where the item itself sits.
+EVIDENCE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("evidence", "VARCHAR"), ("char_start", "INTEGER"), ("char_end", "INTEGER"),
+    ("alignment", "VARCHAR"), ("align_score", "DOUBLE"), ("mention_start", "INTEGER"),
+    ("mention_end", "INTEGER"),
+)
+KEY_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("extraction_id", "VARCHAR"), ("paper_id", "VARCHAR"), ("idx", "INTEGER"))
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a field's long table: its name, DuckDB type, and the stored item's
+    attribute it is read from (``None``: the same name; ``""``: computed by code)."""
+
+    name: str
+    sql: str = "VARCHAR"
+    attribute: str | None = None
+
+    @property
+    def source(self) -> str:
+        return self.name if self.attribute is None else self.attribute
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """Everything that varies by field, declared once."""
+
+    name: str  # the list's key in the stored extraction (PaperExtraction attribute)
+    item: str  # one item, as the report and the highlights call it
+    title: str  # the report's heading
+    table: str  # long table of every extraction's items
+    view: str  # the same, for each paper's latest extraction
+    grounding: Grounding
+    columns: tuple[Column, ...]
+    matcher: str  # evaluate: names / gains / types / tasks / artifacts
+    label: str = "name"  # the column shown as the item's name
+    details: tuple[str, ...] = ()  # columns the report shows beside the name
+    grounded: bool = True  # its rows carry evidence and offsets
+    from_draft: bool = True  # the model proposes the items; False: code finds them alone
+    shown: bool = True  # a section of the report's cards (contribution types are a header)
+
+    @property
+    def export(self) -> str:
+        """The name of its long export file (the view's name)."""
+        return self.view
+
+    def table_columns(self) -> tuple[tuple[str, str], ...]:
+        """Every column its table has, in the migrations' order up to the evidence."""
+        own = tuple((c.name, c.sql) for c in self.columns)
+        return KEY_COLUMNS + own + (EVIDENCE_COLUMNS if self.grounded else ())
+
+
+BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
+    FieldSpec("contribution_types", "type", "Contribution types",
+              "extraction_contribution_types", "contribution_types", "choice",
+              (Column("type"),), matcher="types", label="type", grounded=False, shown=False),
+    FieldSpec("tasks", "task", "Tasks", "extraction_tasks", "tasks", "phrase",
+              (Column("name"),), matcher="tasks"),
+    FieldSpec("methods", "method", "Methods", "extraction_methods", "methods", "name",
+              (Column("name"), Column("expansion"), Column("aliases", "VARCHAR[]")),
+              matcher="names", details=("expansion", "aliases")),
+    FieldSpec("benchmarks", "benchmark", "Benchmarks", "extraction_benchmarks", "benchmarks",
+              "name", (Column("name"), Column("kind"), Column("introduced", "BOOLEAN")),
+              matcher="names", details=("kind",)),
+    FieldSpec("claimed_gains", "gain", "Claimed gains", "extraction_gains", "gains", "number",
+              (Column("metric"), Column("value", "DOUBLE"), Column("unit"), Column("kind"),
+               Column("baseline"), Column("dataset"),
+               Column("value_in_evidence", "BOOLEAN", attribute="")),
+              matcher="gains", label="metric", details=("kind", "baseline", "dataset")),
+    FieldSpec("artifacts", "artifact", "Artifacts released", "extraction_artifacts",
+              "artifacts", "detect", (Column("kind"), Column("url")), matcher="artifacts",
+              label="kind", details=("url",), from_draft=False),
+)
+
+# Items of user-defined fields: one generic long table, one view per field on top of it.
+CUSTOM_TABLE = "custom_items"
+CUSTOM_VIEW = "custom"
+CUSTOM_COLUMNS: tuple[tuple[str, str], ...] = (
+    *KEY_COLUMNS[:2], ("field", "VARCHAR"), ("idx", "INTEGER"), ("value", "VARCHAR"),
+    ("unit", "VARCHAR"), *EVIDENCE_COLUMNS)
+
+
+def builtin(name: str) -> FieldSpec:
+    """The built-in field called ``name`` (its stored key, item or view name)."""
+    for spec in BUILTIN_FIELDS:
+        if name in (spec.name, spec.item, spec.view):
+            return spec
+    raise KeyError(name)
+
+
+def child_tables() -> tuple[str, ...]:
+    """Tables whose rows belong to one extraction, in the order they are written."""
+    return (*(spec.table for spec in BUILTIN_FIELDS), CUSTOM_TABLE)
+
+
+# --------------------------------------------------------------------------- user fields
+
+
+@dataclass(frozen=True)
+class Ground:
+    """Marks a user field with its grounding, inside ``Annotated``: ``Annotated[list[str],
+    Ground("name")]``. ``cues`` are the words that evidence a true flag."""
+
+    kind: Grounding
+    cues: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in GROUNDINGS or self.kind == "detect":
+            raise ValueError(f"grounding {self.kind!r}: use one of name, number, phrase, "
+                             "flag, choice")
+
+
+def Name() -> Ground:  # noqa: N802 - reads as a type annotation in a user's fields file
+    return Ground("name")
+
+
+def Number() -> Ground:  # noqa: N802
+    return Ground("number")
+
+
+def Phrase() -> Ground:  # noqa: N802
+    return Ground("phrase")
+
+
+def Flag(*cues: str) -> Ground:  # noqa: N802
+    return Ground("flag", tuple(cues))
+
+
+def Choice() -> Ground:  # noqa: N802 - the values come from the field's Literal[...]
+    return Ground("choice")
+
+
+_FIELD_NAME = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
+
+
+@dataclass(frozen=True)
+class CustomField:
+    """One user-defined field: its draft key, grounding, and the values a choice allows."""
+
+    name: str
+    grounding: Grounding
+    many: bool  # a list of items, or one value
+    cues: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+
+    @property
+    def view(self) -> str:
+        return f"{CUSTOM_VIEW}_{self.name}"
+
+
+def custom_fields(model: type[BaseModel], taken: set[str]) -> tuple[CustomField, ...]:
+    """The user-defined fields a pydantic model declares; every field needs a ``Ground``
+    marker, a lowercase name, and no clash with ``taken`` (the draft's own keys). A model
+    that breaks a rule is a ValueError naming the field (extract.domain.fields wraps it
+    in the project's error root)."""
+    found = []
+    for name, info in model.model_fields.items():
+        marks = [m for m in info.metadata if isinstance(m, Ground)]
+        where = f"{model.__name__}.{name}"
+        if not marks:
+            raise ValueError(f"{where}: annotate it with a grounding, e.g. "
+                              "Annotated[list[str], Name()]")
+        if not _FIELD_NAME.match(name) or name in taken:
+            raise ValueError(f"{where}: the name must be lowercase letters, digits and _, "
+                              f"and not one of {sorted(taken)}")
+        schema = model.model_json_schema()["properties"][name]
+        many = schema.get("type") == "array"
+        values = (schema.get("items", {}) if many else schema).get("enum", ())
+        if marks[0].kind == "choice" and not values:
+            raise ValueError(f"{where}: a Choice() field needs a Literal[...] of its values")
+        found.append(CustomField(name, marks[0].kind, many, marks[0].cues, tuple(values)))
+    if not found:
+        raise ValueError(f"{model.__name__}: declares no fields")
+    return tuple(found)
+
+
+def fields_hash(model: type[BaseModel], fields: tuple[CustomField, ...]) -> str:
+    """A content hash of a user's fields: their JSON schema and their groundings."""
+    document: dict[str, Any] = {
+        "schema": model.model_json_schema(),
+        "grounding": [[f.name, f.grounding, list(f.cues)] for f in fields],
+    }
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()

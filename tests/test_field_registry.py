@@ -1,0 +1,121 @@
+"""The field registry: migrations create what it declares, and every reader follows it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+from pydantic import BaseModel
+
+from papersift.extract.domain.fields import (
+    DEFAULT_FIELDS,
+    FieldsError,
+    FieldSet,
+    load_fields,
+    prompt_for,
+)
+from papersift.prompts import load_prompt
+from papersift.report.render import FIELD_TITLES
+from papersift.schemas import PaperExtraction, draft_json_schema, schema_version
+from papersift.schemas.fields import (
+    BUILTIN_FIELDS,
+    CUSTOM_COLUMNS,
+    CUSTOM_TABLE,
+    CUSTOM_VIEW,
+    Name,
+    builtin,
+)
+from papersift.warehouse import connect
+from papersift.warehouse.export import _LONG
+from papersift.warehouse.report import FIELDS
+from papersift.warehouse.store import _CHILDREN, WRITABLE_TABLES
+
+EXAMPLE_FIELDS = Path(__file__).resolve().parents[1] / "examples" / "custom-fields" / \
+    "my_fields.py"
+
+
+def _columns(con: object, relation: str) -> list[tuple[str, str]]:
+    rows = con.execute(f"DESCRIBE {relation}").fetchall()  # type: ignore[attr-defined]
+    return [(row[0], row[1]) for row in rows]
+
+
+def test_migrations_create_every_registered_table_column_and_view(tmp_path: Path) -> None:
+    con = connect(tmp_path / "empty.duckdb")
+    for spec in BUILTIN_FIELDS:
+        assert _columns(con, spec.table) == list(spec.table_columns()), spec.name
+        assert [name for name, _ in _columns(con, spec.view)] == \
+            [name for name, _ in spec.table_columns()], spec.view
+    assert _columns(con, CUSTOM_TABLE) == list(CUSTOM_COLUMNS)
+    assert [name for name, _ in _columns(con, CUSTOM_VIEW)] == [n for n, _ in CUSTOM_COLUMNS]
+
+
+def test_every_reader_covers_every_field() -> None:
+    assert set(_CHILDREN) == {spec.table for spec in BUILTIN_FIELDS} | {CUSTOM_TABLE}
+    assert set(_CHILDREN) <= set(WRITABLE_TABLES)
+    assert {spec.export for spec in BUILTIN_FIELDS} <= set(_LONG)
+    shown = [spec.item for spec in BUILTIN_FIELDS if spec.shown]
+    assert list(FIELDS) == shown and set(FIELD_TITLES) == set(shown)
+    # the stored extraction holds exactly the fields the model drafts
+    drafted = {spec.name for spec in BUILTIN_FIELDS if spec.from_draft}
+    assert drafted == set(PaperExtraction.model_fields)
+    assert builtin("gain").view == "gains" and builtin("artifacts").grounding == "detect"
+
+
+def test_without_user_fields_the_request_is_what_it_was() -> None:
+    numbers = ["12.5", "3"]
+    assert json.dumps(DEFAULT_FIELDS.draft_json_schema(numbers)) == \
+        json.dumps(draft_json_schema(numbers))
+    assert json.dumps(DEFAULT_FIELDS.draft_json_schema()) == json.dumps(draft_json_schema())
+    assert DEFAULT_FIELDS.schema_version() == schema_version()
+    prompt = load_prompt()
+    assert prompt_for(prompt, DEFAULT_FIELDS) is prompt
+
+
+def test_user_fields_change_the_draft_the_versions_and_the_prompt() -> None:
+    fields = load_fields(EXAMPLE_FIELDS)
+    assert [f.name for f in fields.custom] == ["baselines", "model_sizes", "limitation",
+                                               "proves_theory", "setting"]
+    schema = fields.draft_json_schema(["7"])
+    base = draft_json_schema(["7"])
+    assert set(schema["properties"]) - set(base["properties"]) == {
+        f.name for f in fields.custom}
+    assert schema["properties"]["model_sizes"]["items"]["enum"] == ["7"]
+    assert {"proves_theory", "setting"} <= set(schema["required"])
+    assert fields.schema_version() != schema_version()
+    prompt = load_prompt()
+    asked = prompt_for(prompt, fields)
+    assert asked.version != prompt.version and '"baselines" (a list)' in asked.system
+    assert asked.system.startswith(prompt.system)
+
+
+class _Unmarked(BaseModel):
+    baselines: list[str]
+
+
+class _Clashing(BaseModel):
+    tasks: Annotated[list[str], Name()]
+
+
+@pytest.mark.parametrize(("model", "message"), [
+    (_Unmarked, "annotate it with a grounding"),
+    (_Clashing, "not one of"),
+])
+def test_a_bad_fields_model_is_refused_with_its_place(model: type[BaseModel],
+                                                      message: str) -> None:
+    with pytest.raises(FieldsError, match=message):
+        FieldSet(model)
+
+
+def test_a_bad_fields_file_is_named(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("from pydantic import BaseModel\nclass A(BaseModel):\n    x: int = (\n")
+    with pytest.raises(FieldsError, match=r"broken\.py: cannot be loaded"):
+        load_fields(broken)
+    with pytest.raises(FieldsError, match="no fields file"):
+        load_fields(tmp_path / "absent.py")
+    empty = tmp_path / "empty.py"
+    empty.write_text("X = 1\n")
+    with pytest.raises(FieldsError, match="exactly one pydantic model"):
+        load_fields(empty)

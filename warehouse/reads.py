@@ -1,0 +1,81 @@
+"""Reads the pipeline needs: which papers to extract, which answers are cached, what a
+listing shows. The SQL lives here, in the warehouse, so the layers above pass values in and
+get rows back."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+import duckdb
+
+from papersift.warehouse.query import QueryResult, run_sql
+
+
+def count_papers(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute("SELECT count(*) FROM papers").fetchone()
+    return int(row[0]) if row else 0
+
+
+def unknown_paper_ids(con: duckdb.DuckDBPyConnection, paper_ids: Collection[str]) -> set[str]:
+    """The ids in ``paper_ids`` that no stored paper has."""
+    stored = con.execute("SELECT paper_id FROM papers WHERE list_contains(?, paper_id)",
+                         [list(paper_ids)]).fetchall()
+    return set(paper_ids) - {row[0] for row in stored}
+
+
+def papers_to_extract(con: duckdb.DuckDBPyConnection, *, only_missing: bool,
+                      paper_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
+    """(paper_id, text) in first-seen order: all papers, or those without an extraction,
+    narrowed to ``paper_ids`` when given."""
+    conditions = []
+    if only_missing:
+        conditions.append("paper_id NOT IN (SELECT paper_id FROM latest_extractions)")
+    if paper_ids is not None:
+        conditions.append("list_contains($ids, paper_id)")
+    where = ("WHERE " + " AND ".join(conditions)) if conditions else ""
+    params = {"ids": list(paper_ids)} if paper_ids is not None else {}
+    rows = con.execute(
+        f"SELECT paper_id, text FROM papers {where} ORDER BY first_seen, paper_id", params
+    ).fetchall()
+    return [(str(paper_id), str(text)) for paper_id, text in rows]
+
+
+def papers_by_id(con: duckdb.DuckDBPyConnection,
+                 paper_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(paper_id, text) of these papers, in first-seen order."""
+    rows = con.execute(
+        "SELECT paper_id, text FROM papers WHERE list_contains(?, paper_id) "
+        "ORDER BY first_seen, paper_id", [list(paper_ids)]
+    ).fetchall()
+    return [(str(paper_id), str(text)) for paper_id, text in rows]
+
+
+def cached_keys(con: duckdb.DuckDBPyConnection, keys: Collection[str]) -> set[str]:
+    """The cache keys among ``keys`` that have a stored answer."""
+    if not keys:
+        return set()
+    rows = con.execute("SELECT cache_key FROM llm_cache WHERE list_contains(?, cache_key)",
+                       [list(keys)]).fetchall()
+    return {str(row[0]) for row in rows}
+
+
+def recent_runs(db: str | Path, limit: int) -> QueryResult:
+    """The latest runs with their counts, model and tokens (`papersift runs`)."""
+    return run_sql(
+        db,
+        "SELECT run_id, status, model, mode, n_abstracts AS n, n_extracted AS extracted, "
+        "n_cached AS cached, n_failed AS failed, prompt_tokens + completion_tokens AS tokens, "
+        "round(epoch(finished - started), 1) AS seconds FROM runs ORDER BY started DESC LIMIT ?",
+        [limit],
+    )
+
+
+def stored_batches(db: str | Path) -> QueryResult:
+    """Stored Batch API submissions, newest first (`papersift batch list`)."""
+    return run_sql(
+        db,
+        "SELECT batch_id, status, model, request_count AS requests, completed_count AS "
+        "completed, failed_count AS failed, run_id, submitted, finished, collected, "
+        "collected_run_id FROM batches ORDER BY submitted DESC",
+    )
