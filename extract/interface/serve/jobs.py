@@ -22,7 +22,7 @@ from papersift.extract.interface.serve.config import ServeConfig
 from papersift.extract.runs.pipeline import RunSummary
 
 
-class RunCancelled(KeyboardInterrupt):
+class _RunCancelled(KeyboardInterrupt):
     """Raised inside a run's progress callback when its job is cancelled."""
 
 
@@ -127,7 +127,7 @@ class Jobs:
             job.failed = summary.n_failed
             self.on_change()
             if event == "advance" and job.cancel_requested:
-                raise RunCancelled
+                raise _RunCancelled
         return on_event
 
     def _run(self, job: Job) -> None:
@@ -143,7 +143,7 @@ class Jobs:
                                     endpoint=self.config.endpoint)
             job.summary = summary.line()
             job.status = summary.status
-        except RunCancelled:
+        except _RunCancelled:
             job.status = "cancelled"
         except Exception as error:  # the job says why; the server keeps serving
             job.status = "failed"
