@@ -92,7 +92,10 @@ class FieldSpec:
         return KEY_COLUMNS + own + (EVIDENCE_COLUMNS if self.grounded else ()) + late
 
 
-ENTITY_COLUMNS = ("entity_id", "canonical")  # the canonical entity (migration 0008)
+# Columns the item views add: the review state of corrections (migration 0009) and the
+# canonical entity (0008), in the views' order.
+REVIEW_COLUMNS = ("item_key", "origin", "review")
+ENTITY_COLUMNS = (*REVIEW_COLUMNS, "entity_id", "canonical")
 
 BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("contribution_types", "type", "Contribution types",
@@ -115,7 +118,8 @@ BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
               appended=(Column("metric_alignment", attribute=""),
                         Column("baseline_alignment", attribute=""),
                         Column("dataset_alignment", attribute="")),
-              view_columns=("metric_entity_id", "canonical_metric", "metric_direction",
+              view_columns=(*REVIEW_COLUMNS, "metric_entity_id", "canonical_metric",
+                            "metric_direction",
                             "metric_kind", "dataset_entity_id", "canonical_dataset")),
     FieldSpec("artifacts", "artifact", "Artifacts released", "extraction_artifacts",
               "artifacts", "detect", (Column("kind"), Column("url")), matcher="artifacts",

@@ -1,6 +1,6 @@
 """One root for expected errors: every public exception class papersift defines is a
 PapersiftError (so the CLI prints its message instead of a traceback), except the
-internal retry signal that never leaves the client."""
+internal signals that never leave the code that raises them."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 import papersift
 from papersift.errors import PapersiftError
 
-INTERNAL = {"papersift.extract.access.llm.RetryableStatusError"}
+INTERNAL = {"papersift.extract.access.llm.RetryableStatusError",
+            "papersift.extract.runs.rowbuild.WorkerGoneError"}  # caught where raised
 
 
 def _modules() -> list[str]:

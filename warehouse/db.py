@@ -6,6 +6,7 @@ each applied in its own transaction and recorded in ``_migrations``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -171,8 +172,31 @@ def _open(path: Path, *, read_only: bool, config: dict[str, object]) -> duckdb.D
             raise WarehouseError(_open_failure(path, error, wait_s)) from error
 
 
+def server_file(path: Path) -> Path:
+    """Where a running `papersift serve` says it holds this warehouse (pid, url)."""
+    return path.parent / f"{path.name}.serve.json"
+
+
+def _server_holding(path: Path, error: duckdb.Error) -> str | None:
+    """The message for a warehouse a running `papersift serve` holds, else None."""
+    match = _LOCK_HOLDER.search(str(error))
+    try:
+        info = json.loads(server_file(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict) or match is None or str(info.get("pid")) != match.group(2):
+        return None
+    url = info.get("url", "?")
+    return (f"{path} is held by papersift serve (PID {info['pid']}) at {url}: DuckDB allows "
+            f"one writer per file, so extract through the server (POST {url}/api/runs or "
+            f"{url}/api/extract), or stop it first")
+
+
 def _open_failure(path: Path, error: duckdb.Error, wait_s: float) -> str:
     message = str(error)
+    served = _server_holding(path, error) if "Could not set lock" in message else None
+    if served is not None:
+        return served
     if "Could not set lock" in message:
         return (f"{path} is in use: {_holder(error)} holds it (waited {wait_s:g}s). Wait "
                 f"for it to finish, or pass another --db; set {LOCK_WAIT_ENV}=SECONDS to "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +21,11 @@ from papersift.warehouse.db import WarehouseError, _now, connect
 # One table per field of the registry (schemas.fields), and one for user-defined fields.
 _CHILDREN = child_tables()
 # Tables a batch may write to, and the order they are written in.
+# Writes of one process to one warehouse take turns: a batch's CHECKPOINT fails while
+# another write transaction of the same database is open (papersift serve writes
+# corrections while a run started through its API writes batches).
+WRITE_LOCK = threading.Lock()
+
 WRITABLE_TABLES = (
     "papers",
     "sources",
@@ -111,6 +117,10 @@ class Warehouse:
         """
         if not batch.rows:
             return
+        with WRITE_LOCK:
+            self._write_locked(batch)
+
+    def _write_locked(self, batch: Batch) -> None:
         self.con.execute("BEGIN TRANSACTION")
         try:
             new_extractions = self._insert_new_extractions(batch)

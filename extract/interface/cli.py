@@ -68,7 +68,7 @@ def _known_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-db_option = click.option(
+db_option: Callable[[Callable[..., Any]], Callable[..., Any]] = click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
     default=DEFAULT_DB,
@@ -289,7 +289,10 @@ def extract(db: Path, all_papers: bool, ids_file: Path | None, **kw: Any) -> Non
 
 @cli.command("eval")
 @click.option("--gold", "gold_file", type=click.Path(dir_okay=False, path_type=Path),
-              required=True, help="Hand-annotated gold file (format papersift-gold/1).")
+              help="Hand-annotated gold file (format papersift-gold/1).")
+@click.option("--gold-from-corrections", "from_corrections", is_flag=True,
+              help="Score against the papers reviewers corrected in `papersift serve` "
+                   "(written as a gold file beside the warehouse).")
 @click.option("--run", "run_id", help="The run to score; default: the latest on the gold papers.")
 @click.option("--compare", "compare", nargs=2, metavar="RUN_A RUN_B",
               help="Score two runs on the same gold file and show them side by side.")
@@ -303,8 +306,9 @@ def extract(db: Path, all_papers: bool, ids_file: Path | None, **kw: Any) -> Non
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
 @_known_errors
-def eval_command(gold_file: Path, run_id: str | None, compare: tuple[str, str] | None,
-                 ids_file: Path | None, show_errors: bool, by_source: bool, db: Path,
+def eval_command(gold_file: Path | None, from_corrections: bool, run_id: str | None,
+                 compare: tuple[str, str] | None, ids_file: Path | None,
+                 show_errors: bool, by_source: bool, db: Path,
                  fmt: str) -> None:
     """Score extractions against a gold file: per-field precision, recall and F1.
 
@@ -315,6 +319,14 @@ def eval_command(gold_file: Path, run_id: str | None, compare: tuple[str, str] |
     lists what each paper got wrong, `--by-source` splits the scores, and `--compare`
     also lists the papers whose errors changed.
     """
+    if (gold_file is None) == (not from_corrections):
+        raise click.UsageError("give one of --gold FILE or --gold-from-corrections")
+    if from_corrections:
+        from papersift.extract.interface.corrections import write_gold
+
+        gold_file, papers = write_gold(db)
+        console.print(f"gold from corrections: {papers} reviewed papers -> {gold_file}")
+    assert gold_file is not None
     only = app.paper_ids_from(ids_file) if ids_file is not None else None
     if compare:
         evaluations = app.compare_runs(db, gold_file, list(compare), only=only)
@@ -571,6 +583,9 @@ def models() -> None:
 
 
 cli_discover.register(cli, db_option, _known_errors, out, console)
+from papersift.extract.interface.cli_review import register  # noqa: E402
+
+register(cli)
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from papersift.errors import PapersiftError
 from papersift.extract.domain.entities.normalise import KINDS, clean, name_key
 
 HERE = Path(__file__).parent
@@ -19,7 +20,7 @@ DIRECTIONS = ("higher", "lower", "either")
 METRIC_KINDS = ("score", "improvement", "efficiency")
 
 
-class VocabularyError(ValueError):
+class VocabularyError(PapersiftError, ValueError):
     """An alias file cannot be read or contradicts itself (message names file and entry)."""
 
 

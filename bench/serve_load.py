@@ -1,0 +1,171 @@
+"""`papersift serve` under load: requests per second for page views and API reads on the
+bundled warehouse (replayed from the recording, offline) and on a synthetic one of
+--papers abstracts (bench/synth.py, extracted through the simulated endpoint), and the
+extraction throughput through the API against the simulated endpoint.
+
+Each server is the real CLI (`papersift serve`, uvicorn) in its own process; --clients
+threads send requests back to back for --seconds per route, each on its own keep-alive
+connection. Figures, not assertions:
+
+    python bench/serve_load.py [--papers 10000] [--clients 8] [--seconds 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.simendpoint import SimConfig, SimEndpoint  # noqa: E402
+from bench.synth import write_corpus  # noqa: E402
+from papersift.extract.access.endpoints import EndpointOptions  # noqa: E402
+from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
+from tests.corpus_warehouse import replay_corpus  # noqa: E402
+from tests.servefixtures import server_process  # noqa: E402
+
+TIMEOUT = 300.0  # seconds; a loaded machine answers slowly, and slow is the figure
+SIM_ARGS = ("--provider", "compatible", "--model", "gpt-4o-mini", "--concurrency", "32")
+
+
+def hammer(url: str, clients: int, seconds: float) -> tuple[float, float, int]:
+    """(requests/s, median latency in ms, non-200 answers) of ``clients`` threads."""
+    latencies: list[float] = []
+    errors = 0
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def client() -> None:
+        nonlocal errors
+        mine: list[float] = []
+        bad = 0
+        with httpx.Client(timeout=TIMEOUT) as session:
+            while time.monotonic() < stop:
+                started = time.perf_counter()
+                status = session.get(url).status_code
+                mine.append(time.perf_counter() - started)
+                bad += status != 200
+        with lock:
+            latencies.extend(mine)
+            errors += bad
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    began = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.monotonic() - began
+    return len(latencies) / wall, 1000 * statistics.median(latencies), errors
+
+
+def routes(url: str) -> dict[str, str]:
+    first = httpx.get(f"{url}/api/papers", params={"limit": 1}, timeout=TIMEOUT).json()["papers"][0]
+    paper = first["paper_id"]
+    return {
+        "page: papers list (20 cards)": f"{url}/",
+        "page: one paper": f"{url}/papers/{paper}",
+        "api: /api/papers?limit=50": f"{url}/api/papers?limit=50",
+        "api: /api/papers/{id}": f"{url}/api/papers/{paper}",
+        "api: /api/items?item_type=gain": f"{url}/api/items?item_type=gain&limit=100",
+    }
+
+
+def measure_reads(db: Path, label: str, clients: int, seconds: float) -> None:
+    with server_process(db) as url:
+        for name, target in routes(url).items():
+            httpx.get(target, timeout=TIMEOUT)  # warm
+            rate, median, errors = hammer(target, clients, seconds)
+            print(f"{label:>18} | {name:<32} | {rate:7.1f} req/s | median {median:7.1f} ms"
+                  f" | non-200: {errors}", flush=True)
+
+
+def synthetic_warehouse(folder: Path, papers: int) -> Path:
+    corpus = folder / "synth"
+    write_corpus(corpus, papers, files=1, fmt="jsonl", seed=7)
+    db = folder / f"synth-{papers}.duckdb"
+    with SimEndpoint.spawn(SimConfig(latency="fixed:0.0")) as sim:
+        settings = RunSettings(db=db, concurrency=32, endpoint=EndpointOptions(
+            provider="compatible", base_url=sim.base_url, model="gpt-4o-mini"))
+        started = time.perf_counter()
+        _, summary = run_inputs([str(corpus)], settings)
+        print(f"built {db.name}: {summary.line()} in {time.perf_counter() - started:.0f}s",
+              flush=True)
+    return db
+
+
+def measure_extraction(folder: Path, papers: int, singles: int) -> None:
+    """A background run of ``papers`` synthetic abstracts through POST /api/runs, and
+    ``singles`` abstracts one POST /api/extract after another."""
+    corpus = folder / "extract-corpus"
+    written = write_corpus(corpus, papers + singles, files=1, fmt="jsonl", seed=11)
+    lines = written[0].read_text(encoding="utf-8").splitlines()
+    run_file = folder / "run.jsonl"
+    run_file.write_text("\n".join(lines[:papers]) + "\n", encoding="utf-8")
+
+    db = folder / "extract.duckdb"
+    replay_corpus(db)  # a warehouse to start from
+    with SimEndpoint.spawn(SimConfig(latency="fixed:0.2")) as sim, \
+            server_process(db, *SIM_ARGS, "--base-url", sim.base_url) as url:
+        started = time.perf_counter()
+        job = httpx.post(f"{url}/api/runs", json={"inputs": [str(run_file)]},
+                         timeout=TIMEOUT).json()
+        while job["status"] in ("queued", "running"):
+            time.sleep(0.2)
+            job = httpx.get(f"{url}/api/jobs/{job['job_id']}", timeout=TIMEOUT).json()
+        wall = time.perf_counter() - started
+        print(f"POST /api/runs: {job['extracted']} of {papers} extracted, status "
+              f"{job['status']}, {wall:.1f}s -> {job['extracted'] / wall:.1f} abstracts/s "
+              "(simulator: 0.2 s per answer, client concurrency 32)", flush=True)
+        started = time.perf_counter()
+        for line in lines[papers:papers + singles]:
+            answer = httpx.post(f"{url}/api/extract", timeout=TIMEOUT,
+                                json={"abstract": json.loads(line)["abstract"]})
+            assert answer.status_code == 200, answer.text
+        wall = time.perf_counter() - started
+        print(f"POST /api/extract, one after another: {singles} in {wall:.1f}s -> "
+              f"{singles / wall:.2f} abstracts/s, {1000 * wall / singles:.0f} ms each "
+              "(0.2 s of it the simulator's latency)", flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--papers", type=int, default=10_000)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--extract-papers", type=int, default=1000)
+    parser.add_argument("--singles", type=int, default=20)
+    parser.add_argument("--synthetic-db", type=Path,
+                        help="reuse this synthetic warehouse instead of building one")
+    parser.add_argument("--skip", nargs="*", default=[],
+                        choices=["bundled", "synthetic", "extraction"])
+    args = parser.parse_args()
+    cpus = subprocess.run(["nproc"], check=False, capture_output=True, text=True).stdout
+    print(f"{cpus.strip()} CPUs; {args.clients} client threads, {args.seconds:g}s per route",
+          flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        if "bundled" not in args.skip:
+            bundled = folder / "bundled.duckdb"
+            replay_corpus(bundled)
+            measure_reads(bundled, "bundled (63)", args.clients, args.seconds)
+        if "synthetic" not in args.skip:
+            synth = args.synthetic_db or synthetic_warehouse(folder, args.papers)
+            measure_reads(synth, f"synthetic ({args.papers})", args.clients, args.seconds)
+        if "extraction" not in args.skip:
+            measure_extraction(folder, args.extract_papers, args.singles)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

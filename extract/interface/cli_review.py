@@ -1,0 +1,76 @@
+"""The review commands, `papersift serve` and `papersift corrections`, added to the CLI
+group by cli.py (kept apart so cli.py stays short)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from papersift.extract.interface import corrections as library
+from papersift.extract.interface import options
+from papersift.extract.interface.cli import _known_errors, db_option
+from papersift.extract.interface.serve.config import DEFAULT_PORT, TOKEN_ENV, ServeError
+
+
+@click.command("serve")
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind; anything but loopback needs --token.")
+@click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True)
+@click.option("--token", envvar=TOKEN_ENV, help=f"Every request must carry it (env {TOKEN_ENV}).")
+@click.option("--read-only", is_flag=True, help="Browse only: every change is refused.")
+@click.option("--reviewer", help="The reviewer name stored with corrections (the page can "
+                                 "override it).")
+@options.apply(options.RUN_OPTIONS)
+@_known_errors
+def serve_command(db: Path, host: str, port: int, token: str | None, read_only: bool,
+                  reviewer: str | None, **kw: Any) -> None:
+    """Serve the review UI and the JSON API over a warehouse.
+
+    Pages: paper cards with highlighted evidence, accept / reject / edit per item, add a
+    missed item by selecting abstract text, a queue (conflicts, flagged, unreviewed). API
+    under /api (schema at /api/openapi.json), including POST /api/extract and /api/runs,
+    which extract with the endpoint options given here. The server holds the warehouse:
+    while it runs, extract through it.
+    """
+    from papersift.extract.interface.serve.config import ServeConfig
+    from papersift.extract.interface.serve.main import serve
+
+    try:
+        serve(ServeConfig(db=db, host=host, port=port, token=token, read_only=read_only,
+                          reviewer=reviewer, settings=options.pop_settings(db, kw)))
+    except ServeError as error:
+        raise click.ClickException(str(error)) from error
+
+
+@click.group("corrections")
+def corrections_group() -> None:
+    """Reviewers' corrections (made in `papersift serve`)."""
+
+
+@corrections_group.command("export")
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv",
+              show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write here (default: standard output).")
+@click.option("--gold", "gold_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the reviewed papers as a gold file (papersift-gold/1).")
+@_known_errors
+def corrections_export(db: Path, fmt: str, out: Path | None, gold_out: Path | None) -> None:
+    """Write every correction (append-only history, with its conflict state)."""
+    text, count = library.write_corrections(db, out, fmt)
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        click.echo(f"{count} corrections -> {out}", err=True)
+    if gold_out is not None:
+        path, papers = library.write_gold(db, gold_out)
+        click.echo(f"{papers} reviewed papers -> {path}", err=True)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(serve_command)
+    group.add_command(corrections_group)

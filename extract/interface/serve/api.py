@@ -1,0 +1,272 @@
+"""The JSON API: papers, items, corrections, conflicts, runs, and extraction through the
+server (one abstract at once, or a run in the background with progress and cancel)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from datetime import date, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import duckdb
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.interface.serve import review
+from papersift.extract.interface.serve.state import ServerState
+from papersift.warehouse import corrections
+from papersift.warehouse.corrections import CorrectionError, Review, UnknownItemError
+
+router = APIRouter(prefix="/api")
+Scalar = str | float | bool | None
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready: timestamps as ISO text, NaN as null, containers recursively."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def state_of(request: Request) -> ServerState:
+    state = request.app.state.papersift
+    assert isinstance(state, ServerState)
+    return state
+
+
+def cursor(request: Request) -> Iterator[duckdb.DuckDBPyConnection]:
+    with state_of(request).cursor() as con:
+        yield con
+
+
+Con = Annotated[duckdb.DuckDBPyConnection, Depends(cursor)]
+State = Annotated[ServerState, Depends(state_of)]
+Limit = Annotated[int, Query(ge=1, le=1000)]
+Offset = Annotated[int, Query(ge=0)]
+
+
+class CorrectionIn(BaseModel):
+    """One review action on one item (or, with ``reviewed``, on a whole paper)."""
+
+    model_config = ConfigDict(extra="forbid")
+    paper_id: str = Field(max_length=100)
+    item_type: Literal["task", "method", "benchmark", "gain", "paper"]
+    action: Literal["accept", "reject", "restore", "edit", "add", "reviewed"]
+    item_key: str | None = Field(None, max_length=1000,
+                                 description="the item's key (not for add / reviewed)")
+    version: int = Field(0, ge=0, description="the item's version as you saw it")
+    changes: dict[str, Scalar] = Field(default_factory=dict,
+                                       description="edit / add: field -> new value")
+    start: int | None = Field(None, description="add: first character of the selection")
+    end: int | None = Field(None, description="add: one past its last character")
+    selected: str | None = Field(None, max_length=2000, description="add: the selected text")
+    note: str | None = Field(None, max_length=500, description="reject: the reason")
+    reviewer: str | None = Field(None, max_length=100)
+
+
+def apply_correction(con: duckdb.DuckDBPyConnection, body: CorrectionIn,
+                     default_reviewer: str | None) -> list[dict[str, Any]]:
+    """Store one review action; CorrectionError (nothing written) when it cannot be."""
+    who = Review(reviewer=body.reviewer or default_reviewer, version=body.version,
+                 note=body.note)
+    if body.action == "reviewed":
+        return [corrections.mark_reviewed(con, body.paper_id, who)]
+    if body.item_type == "paper":
+        raise CorrectionError(f"a paper can only be marked reviewed, not {body.action}ed")
+    if body.action == "add":
+        if body.start is None or body.end is None or body.selected is None:
+            raise CorrectionError("add needs start, end and the selected text")
+        row = con.execute("SELECT text FROM papers WHERE paper_id = ?",
+                          [body.paper_id]).fetchone()
+        if row is None:
+            raise UnknownItemError(f"no paper {body.paper_id!r} in the warehouse")
+        mention = review.mention_for(str(row[0]), body.start, body.end, body.selected)
+        return [corrections.add_item(con, body.paper_id, body.item_type, mention,
+                                     body.changes, who)]
+    if body.item_key is None:
+        raise CorrectionError(f"{body.action} needs the item_key of the item")
+    if body.action == "edit":
+        return corrections.edit_item(con, body.paper_id, body.item_type, body.item_key,
+                                     body.changes, who)
+    if body.action == "reject" and not (body.note or "").strip():
+        raise CorrectionError("a rejection needs a reason (note)")
+    return [corrections.set_status(con, body.paper_id, body.item_type, body.item_key,
+                                   body.action, who)]
+
+
+@router.get("/health", summary="The server and its warehouse")
+def health(state: State) -> dict[str, Any]:
+    return {"db": str(state.config.db), "read_only": state.config.read_only,
+            "reviewer": state.config.reviewer}
+
+
+@router.get("/papers", summary="Papers, filtered and paged")
+def papers(state: State, q: Annotated[str | None, Query(max_length=200)] = None,
+           show: Annotated[str, Query(description=f"one of {review.SHOWS}")] = "all",
+           limit: Limit = 50, offset: Offset = 0) -> dict[str, Any]:
+    if show not in review.SHOWS:
+        raise CorrectionError(f"unknown filter {show!r}; one of {list(review.SHOWS)}")
+    total, ids = state.find(q=q, show=show, limit=limit, offset=offset)
+    cards = state.cards(ids)
+    return {"total": total, "offset": offset, "papers": [
+        {"paper_id": c.paper_id, "headline": c.card.headline, "items": len(c.items),
+         "flagged": len(c.card.flagged), "rejected": len(c.rejected),
+         "conflicts": len(c.conflicts), "reviewed": c.reviewed_version > 0}
+        for c in cards]}
+
+
+@router.get("/papers/{paper_id}", summary="One paper: text, corrected items, conflicts")
+def paper(state: State, paper_id: str) -> dict[str, Any]:
+    cards = state.cards([paper_id])
+    if not cards:
+        raise UnknownItemError(f"no paper {paper_id!r} in the warehouse")
+    return plain(cards[0].as_dict())  # type: ignore[no-any-return]
+
+
+@router.get("/items", summary="Corrected items of one type")
+def items(con: Con, item_type: Literal["task", "method", "benchmark", "gain"] = "method",
+          paper_id: str | None = None,
+          origin: Literal["model", "corrected", "added"] | None = None,
+          limit: Limit = 100, offset: Offset = 0) -> dict[str, Any]:
+    rows = corrections.item_rows(con, item_type, [paper_id] if paper_id else None)
+    if origin is not None:
+        rows = [row for row in rows if row["origin"] == origin]
+    return {"total": len(rows), "items": plain(rows[offset:offset + limit])}
+
+
+@router.get("/corrections", summary="Stored corrections, oldest first")
+def list_corrections(con: Con, paper_id: str | None = None, limit: Limit = 100,
+                     offset: Offset = 0) -> dict[str, Any]:
+    rows = corrections.list_corrections(con, paper_id, limit=limit, offset=offset)
+    return {"corrections": plain(rows)}
+
+
+@router.post("/corrections", status_code=201, summary="Accept, reject, restore, edit or "
+             "add an item, or mark a paper reviewed")
+def post_correction(con: Con, state: State, body: CorrectionIn) -> dict[str, Any]:
+    rows = apply_correction(con, body, state.config.reviewer)
+    state.changed()
+    item = None
+    if body.item_type != "paper":
+        key = rows[0]["item_key"]
+        item = corrections.current_item(con, body.paper_id, body.item_type, key)
+    return {"corrections": plain(rows), "item": plain(item)}
+
+
+@router.get("/corrections/export", summary="Every correction as CSV or JSON lines")
+def export(con: Con, format: Literal["csv", "jsonl"] = "csv") -> PlainTextResponse:
+    media = "text/csv" if format == "csv" else "application/x-ndjson"
+    return PlainTextResponse(corrections.export_corrections(con, format), media_type=media)
+
+
+@router.get("/conflicts", summary="Corrections whose item the latest extraction lacks")
+def conflicts(con: Con) -> dict[str, Any]:
+    return {"conflicts": plain(corrections.conflicts(con))}
+
+
+@router.get("/gold", summary="The reviewed papers as a gold file (papersift-gold/1)")
+def gold(con: Con) -> dict[str, Any]:
+    return corrections.gold_from_corrections(con)
+
+
+@router.get("/runs", summary="Runs, newest first, and the runs queued through the API")
+def runs(con: Con, state: State, limit: Limit = 50) -> dict[str, Any]:
+    cursor = con.execute("SELECT * EXCLUDE (params, inputs) FROM runs "
+                         "ORDER BY started DESC LIMIT ?", [limit])
+    columns = [d[0] for d in cursor.description]
+    stored = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    return {"runs": plain(stored), "jobs": [job.as_dict() for job in state.jobs.all()]}
+
+
+@router.get("/runs/{run_id}", summary="One stored run")
+def run(con: Con, run_id: str) -> dict[str, Any]:
+    cursor = con.execute("SELECT * EXCLUDE (params, inputs) FROM runs WHERE run_id = ?",
+                         [run_id])
+    columns = [d[0] for d in cursor.description]
+    row = cursor.fetchone()
+    if row is None:
+        raise UnknownItemError(f"no run {run_id!r}")
+    return plain(dict(zip(columns, row, strict=True)))  # type: ignore[no-any-return]
+
+
+class AbstractIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    abstract: str = Field(min_length=1, max_length=100_000)
+    title: str | None = Field(None, max_length=1000)
+
+
+class RunIn(BaseModel):
+    """Files or folders on the server's machine, or abstracts sent inline."""
+
+    model_config = ConfigDict(extra="forbid")
+    inputs: list[str] = Field(default_factory=list, max_length=1000)
+    abstracts: list[AbstractIn] = Field(default_factory=list, max_length=10_000)
+    no_cache: bool = False
+
+
+@router.post("/runs", status_code=202, summary="Start a run in the background")
+def start_run(state: State, body: RunIn) -> dict[str, Any]:
+    missing = [path for path in body.inputs if not Path(path).exists()]
+    if missing:
+        raise CorrectionError(f"no such input on the server: {missing[0]}")
+    inputs = list(body.inputs)
+    if body.abstracts:
+        rows = [{"abstract": a.abstract, "title": a.title} for a in body.abstracts]
+        inputs.append(str(state.jobs.write_abstracts(rows)))
+    if not inputs:
+        raise CorrectionError("a run needs inputs (paths) or abstracts")
+    job = state.jobs.submit(inputs, use_cache=not body.no_cache)
+    return {**job.as_dict(), "url": f"/api/jobs/{job.job_id}"}
+
+
+@router.get("/jobs", summary="Runs started through the API, newest first")
+def jobs(state: State) -> dict[str, Any]:
+    return {"jobs": [job.as_dict() for job in state.jobs.all()]}
+
+
+@router.get("/jobs/{job_id}", summary="A run started through the API: status, progress")
+def job(state: State, job_id: str) -> dict[str, Any]:
+    found = state.jobs.get(job_id)
+    if found is None:
+        raise UnknownItemError(f"no job {job_id!r}")
+    return found.as_dict()
+
+
+@router.post("/jobs/{job_id}/cancel", summary="Cancel a queued or running API run")
+def cancel(state: State, job_id: str) -> dict[str, Any]:
+    found = state.jobs.cancel(job_id)
+    if found is None:
+        raise UnknownItemError(f"no job {job_id!r}")
+    return found.as_dict()
+
+
+@router.post("/extract", summary="Extract one abstract now (same pipeline, cache, warehouse)")
+def extract(con: Con, state: State, body: AbstractIn) -> JSONResponse:
+    if not body.abstract.strip():
+        raise CorrectionError("the abstract is empty")
+    path = state.jobs.write_abstracts([{"abstract": body.abstract, "title": body.title}])
+    done, future = state.jobs.extract_now(path)
+    future.result()
+    if done.status == "failed":
+        return JSONResponse({"error": done.error, "job": done.as_dict()}, status_code=502)
+    paper_id = paper_id_for(body.abstract)
+    outcome = con.execute("SELECT outcome FROM run_papers WHERE run_id = ? AND paper_id = ?",
+                          [done.run_id, paper_id]).fetchone()
+    failure = con.execute("SELECT stage, reason, detail FROM failures WHERE run_id = ? AND "
+                          "paper_id = ?", [done.run_id, paper_id]).fetchone()
+    cards = review.load_cards(con, [paper_id])
+    return JSONResponse(plain({
+        "paper_id": paper_id, "run_id": done.run_id,
+        "outcome": outcome[0] if outcome else None,
+        "failure": None if failure is None else dict(zip(("stage", "reason", "detail"),
+                                                         failure, strict=True)),
+        "paper": cards[0].as_dict() if cards else None}))

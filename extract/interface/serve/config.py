@@ -1,0 +1,80 @@
+"""What a server is started with, and the checks made before it binds."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx2
+
+from papersift.errors import PapersiftError
+from papersift.extract.access.llm import Endpoint
+from papersift.extract.interface.app import RunSettings
+
+TOKEN_ENV = "PAPERSIFT_TOKEN"
+DEFAULT_PORT = 8765
+MAX_BODY_BYTES = 1_000_000  # a request body larger than this is refused (413)
+
+
+class ServeError(PapersiftError):
+    """The server cannot start as asked."""
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` names only this machine (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        try:
+            return all(ipaddress.ip_address(info[4][0]).is_loopback
+                       for info in socket.getaddrinfo(host, None))
+        except (OSError, ValueError):
+            return False
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """One server: its warehouse, address, access rules and how it extracts."""
+
+    db: Path
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    token: str | None = None
+    read_only: bool = False
+    reviewer: str | None = None
+    settings: RunSettings | None = None  # how /api/extract and /api/runs extract
+    max_body_bytes: int = MAX_BODY_BYTES
+    # tests and benches: replace the network and the endpoint choice (as run_inputs takes)
+    transport: httpx2.BaseTransport | None = field(default=None, compare=False)
+    endpoint: Endpoint | None = field(default=None, compare=False)
+
+    @property
+    def run_settings(self) -> RunSettings:
+        return self.settings or RunSettings(db=self.db)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def checked(self) -> ServeConfig:
+        """This config, or ServeError when it would expose the warehouse unprotected."""
+        token = self.token or os.environ.get(TOKEN_ENV) or None
+        if not is_loopback(self.host) and not token:
+            raise ServeError(
+                f"--host {self.host} is reachable from other machines: pass --token TOKEN "
+                f"(or set {TOKEN_ENV}); every request must then carry it")
+        if token is not None and len(token) < 16:
+            raise ServeError("the token must be at least 16 characters long")
+        if not self.db.exists():
+            raise ServeError(f"no warehouse at {self.db}: run `papersift run` first, "
+                             "or pass --db")
+        return ServeConfig(db=self.db, host=self.host, port=self.port, token=token,
+                           read_only=self.read_only, reviewer=self.reviewer,
+                           settings=self.settings, max_body_bytes=self.max_body_bytes,
+                           transport=self.transport, endpoint=self.endpoint)

@@ -1,0 +1,234 @@
+"""What the review pages and the API show: papers found by filters, and each paper's card
+with its corrected items, their origin and review version, rejected items and conflicts.
+
+Items are read from the corrected views and turned into the report's ``Item``s, so the
+abstract is highlighted by the report's own code (report.render.abstract_html)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from papersift.extract.domain.assemble import sentence_spans
+from papersift.report.render import abstract_html
+from papersift.warehouse import corrections
+from papersift.warehouse.corrections import EDITABLE, ITEM_TYPES, Mention
+from papersift.warehouse.report import Extraction, Item, PaperCard, Source
+
+_DETAILS = {"task": (), "method": ("expansion", "aliases"), "benchmark": ("kind",),
+            "gain": ("kind", "baseline", "dataset")}
+SHOWS = ("all", "queue", "unreviewed", "flagged", "corrected", "conflicts", "reviewed")
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """An item as a reviewer sees it: the report's Item plus its identity and review."""
+
+    item: Item
+    item_type: str
+    item_key: str
+    origin: str  # model / corrected / added
+    review: str | None  # accept, or None
+    version: int
+    fields: dict[str, Any]  # the editable fields' current values
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"item_type": self.item_type, "item_key": self.item_key, "origin": self.origin,
+                "review": self.review, "version": self.version, **self.fields,
+                "evidence": self.item.evidence, "alignment": self.item.alignment,
+                "mention_start": self.item.char_start, "mention_end": self.item.char_end,
+                "flagged": self.item.flagged}
+
+
+@dataclass(frozen=True)
+class ReviewCard:
+    card: PaperCard
+    items: tuple[ReviewItem, ...]
+    rejected: tuple[dict[str, Any], ...]
+    conflicts: tuple[dict[str, Any], ...]
+    reviewed_version: int  # 0: never marked reviewed
+
+    @property
+    def paper_id(self) -> str:
+        return self.card.paper_id
+
+    def of(self, item_type: str) -> list[ReviewItem]:
+        return [item for item in self.items if item.item_type == item_type]
+
+    def abstract(self) -> Any:
+        return abstract_html(self.card)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"paper_id": self.paper_id, "text": self.card.text,
+                "headline": self.card.headline,
+                "contribution_types": list(self.card.contribution_types),
+                "items": [item.as_dict() for item in self.items],
+                "rejected": [_plain(row) for row in self.rejected],
+                "conflicts": [_plain(row) for row in self.conflicts],
+                "reviewed": self.reviewed_version > 0}
+
+
+def _plain(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
+
+
+def _details(row: dict[str, Any], names: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    found = []
+    for name in names:
+        value = row.get(name)
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        if value not in (None, ""):
+            found.append((name, str(value)))
+    return tuple(found)
+
+
+def _report_item(kind: str, row: dict[str, Any]) -> Item:
+    start = row["char_start"] if row.get("mention_start") is None else row["mention_start"]
+    end = row["char_end"] if row.get("mention_end") is None else row["mention_end"]
+    return Item(field=kind, idx=int(row["idx"]),
+                name=str(row["metric"] if kind == "gain" else row["name"]),
+                details=_details(row, _DETAILS[kind]), evidence=str(row["evidence"]),
+                char_start=start, char_end=end, alignment=str(row["alignment"]),
+                align_score=row["align_score"],
+                value=row.get("value") if kind == "gain" else None,
+                unit=row.get("unit") if kind == "gain" else None,
+                value_in_evidence=row.get("value_in_evidence") if kind == "gain" else None,
+                introduced=row.get("introduced") if kind == "benchmark" else None)
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[dict[str, Any]]:
+    cursor = con.execute(sql, params or [])
+    columns = [d[0] for d in cursor.description]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+def load_cards(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]) -> list[ReviewCard]:
+    """The review cards of these papers, in the order given."""
+    ids = list(paper_ids)
+    if not ids:
+        return []
+    papers = {row["paper_id"]: row for row in _rows(con, """
+        SELECT p.paper_id, p.text, l.extraction_id, l.model, l.mode, l.prompt_version,
+               l.schema_version, l.lenient, l.asks
+        FROM papers p LEFT JOIN latest_extractions l USING (paper_id)
+        WHERE list_contains(?, p.paper_id)""", [ids])}
+    sources: dict[str, list[Source]] = defaultdict(list)
+    for row in _rows(con, "SELECT * FROM sources WHERE list_contains(?, paper_id) "
+                          "ORDER BY file, position", [ids]):
+        sources[row["paper_id"]].append(Source(
+            file=row["file"], position=row["position"], line=row["line"],
+            collection=row["collection"], venue=row["venue"], year=row["year"],
+            title=row["title"]))
+    types: dict[str, list[str]] = defaultdict(list)
+    for row in _rows(con, "SELECT paper_id, type FROM contribution_types "
+                          "WHERE list_contains(?, paper_id) ORDER BY idx", [ids]):
+        types[row["paper_id"]].append(row["type"])
+    versions = corrections.versions(con, ids)
+    items: dict[str, list[ReviewItem]] = defaultdict(list)
+    for kind in ITEM_TYPES:
+        for row in corrections.item_rows(con, kind, ids):
+            items[row["paper_id"]].append(ReviewItem(
+                item=_report_item(kind, row), item_type=kind, item_key=row["item_key"],
+                origin=row["origin"], review=row["review"],
+                version=versions.get((row["paper_id"], kind, row["item_key"]), 0),
+                fields={name: row.get(name) for name in EDITABLE[kind]}))
+    rejected: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in corrections.rejected_items(con, ids):
+        rejected[row["paper_id"]].append(row)
+    conflicted: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in corrections.conflicts(con, ids):
+        conflicted[row["paper_id"]].append(row)
+    cards = []
+    for paper_id in ids:
+        paper = papers.get(paper_id)
+        if paper is None:
+            continue
+        extraction = None if paper["extraction_id"] is None else Extraction(
+            extraction_id=paper["extraction_id"], model=paper["model"], mode=paper["mode"],
+            prompt_version=paper["prompt_version"], schema_version=paper["schema_version"],
+            lenient=bool(paper["lenient"]), asks=paper["asks"])
+        mine = tuple(items[paper_id])
+        card = PaperCard(paper_id=paper_id, text=paper["text"],
+                         sources=tuple(sources[paper_id]), extraction=extraction,
+                         contribution_types=tuple(types[paper_id]),
+                         items=tuple(item.item for item in mine))
+        cards.append(ReviewCard(card=card, items=mine, rejected=tuple(rejected[paper_id]),
+                                conflicts=tuple(conflicted[paper_id]),
+                                reviewed_version=versions.get((paper_id, "paper", ""), 0)))
+    return cards
+
+
+# A paper's review state, for filters and the queue.
+_STATE = """
+WITH flagged AS (
+    SELECT paper_id FROM tasks WHERE alignment = 'none' AND review IS NULL
+    UNION SELECT paper_id FROM methods WHERE alignment = 'none' AND review IS NULL
+    UNION SELECT paper_id FROM benchmarks WHERE alignment = 'none' AND review IS NULL
+    UNION SELECT paper_id FROM gains WHERE (alignment = 'none' OR value_in_evidence = false)
+                                      AND review IS NULL
+), place AS (
+    SELECT paper_id, min(file || chr(0) || lpad(CAST(position AS VARCHAR), 9, '0')) AS place
+    FROM sources GROUP BY paper_id
+)
+SELECT p.paper_id,
+       p.paper_id IN (SELECT paper_id FROM flagged) AS flagged,
+       p.paper_id IN (SELECT paper_id FROM corrections WHERE action = 'reviewed') AS reviewed,
+       p.paper_id IN (SELECT paper_id FROM corrections WHERE item_type <> 'paper') AS corrected,
+       p.paper_id IN (SELECT paper_id FROM correction_conflicts) AS conflicted,
+       pl.place
+FROM papers p LEFT JOIN place pl USING (paper_id)
+WHERE ($q IS NULL OR p.text ILIKE '%' || $q || '%' OR p.paper_id = $q)
+"""
+_WHERE = {
+    "all": "TRUE",
+    "queue": "NOT reviewed",
+    "unreviewed": "NOT reviewed",
+    "flagged": "flagged",
+    "corrected": "corrected",
+    "conflicts": "conflicted",
+    "reviewed": "reviewed",
+}
+
+
+def find_papers(con: duckdb.DuckDBPyConnection, *, q: str | None = None, show: str = "all",
+                limit: int = 20, offset: int = 0) -> tuple[int, list[str]]:
+    """(how many papers match, the ids of one page of them). ``show=queue`` orders
+    conflicts first, then papers with flagged items, then the other unreviewed ones."""
+    if show not in _WHERE:
+        raise corrections.CorrectionError(f"unknown filter {show!r}; one of {list(SHOWS)}")
+    order = ("conflicted DESC, flagged DESC, place NULLS LAST, paper_id" if show == "queue"
+             else "place NULLS LAST, paper_id")
+    params = {"q": q or None}
+    sql = f"SELECT * FROM ({_STATE}) WHERE {_WHERE[show]}"
+    total = con.execute(f"SELECT count(*) FROM ({sql})", params).fetchone()
+    rows = con.execute(f"{sql} ORDER BY {order} LIMIT {int(limit)} OFFSET {int(offset)}",
+                       params).fetchall()
+    return (int(total[0]) if total else 0), [row[0] for row in rows]
+
+
+def counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Papers in each filter, for the page's tabs."""
+    row = con.execute(f"""SELECT count(*), count(*) FILTER (WHERE NOT reviewed),
+        count(*) FILTER (WHERE flagged), count(*) FILTER (WHERE corrected),
+        count(*) FILTER (WHERE conflicted), count(*) FILTER (WHERE reviewed)
+        FROM ({_STATE})""", {"q": None}).fetchone()
+    values = list(row) if row else [0] * 6
+    return dict(zip(("all", "unreviewed", "flagged", "corrected", "conflicts", "reviewed"),
+                    (int(v) for v in values), strict=True))
+
+
+def mention_for(text: str, start: int, end: int, selected: str) -> Mention:
+    """A reviewer's selection with the sentence around it (the added item's evidence);
+    the offsets are checked against the text by corrections.add_item."""
+    sentence = (start, end)
+    if 0 <= start < end <= len(text):
+        for low, high in sentence_spans(text):
+            if low <= start < high:
+                sentence = (low, max(high, end))
+                break
+    return Mention(start=start, end=end, selected=selected, sentence=sentence)

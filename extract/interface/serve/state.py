@@ -1,0 +1,107 @@
+"""The running server's state: its config, the warehouse connection it holds, the CSRF
+secret its pages carry and the queue of API runs."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import duckdb
+
+from papersift.extract.interface.serve import review
+from papersift.extract.interface.serve.config import ServeConfig, ServeError
+from papersift.extract.interface.serve.jobs import Jobs
+from papersift.warehouse.db import connect
+
+T = TypeVar("T")
+
+
+@dataclass
+class ServerState:
+    config: ServeConfig
+    con: duckdb.DuckDBPyConnection
+    jobs: Jobs
+    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    # What pages read is cached until the warehouse changes. Only this process writes
+    # it (it holds the file), so every change passes through changed().
+    generation: int = 0
+    _cache: dict[Any, Any] = field(default_factory=dict)
+    _cache_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def changed(self) -> None:
+        """The warehouse was written (a correction, a run's progress): drop the cache."""
+        with self._cache_lock:
+            self.generation += 1
+            self._cache.clear()
+
+    def cached(self, key: Any, compute: Callable[[], T]) -> T:
+        """``compute()``, or its result from before if nothing was written since."""
+        with self._cache_lock:
+            generation = self.generation
+            if key in self._cache:
+                return self._cache[key]  # type: ignore[no-any-return]
+        value = compute()
+        with self._cache_lock:
+            if self.generation == generation:
+                self._cache[key] = value
+        return value
+
+    @classmethod
+    def open(cls, config: ServeConfig) -> ServerState:
+        """Hold the warehouse read-write (migrating it), so this process is its writer;
+        a read-only server opens it read-only (it never writes)."""
+        con = connect(config.db, read_only=config.read_only)
+        try:
+            con.execute("SELECT 1 FROM corrections LIMIT 0").fetchall()
+        except duckdb.CatalogException as error:
+            con.close()
+            raise ServeError(f"{config.db} predates corrections: serve it once without "
+                             "--read-only (that adds the table), then read-only") from error
+        state = cls(config=config, con=con, jobs=Jobs(config))
+        state.jobs.on_change = state.changed
+        return state
+
+    def counts(self) -> dict[str, int]:
+        return self.cached("counts", lambda: self._read(review.counts))
+
+    def find(self, *, q: str | None = None, show: str = "all", limit: int = 20,
+             offset: int = 0) -> tuple[int, list[str]]:
+        """review.find_papers, cached."""
+        return self.cached(("find", q, show, limit, offset), lambda: self._read(
+            lambda con: review.find_papers(con, q=q, show=show, limit=limit, offset=offset)))
+
+    def cards(self, paper_ids: list[str]) -> list[review.ReviewCard]:
+        """review.load_cards, each paper's card cached."""
+        with self._cache_lock:
+            generation = self.generation
+            have = {pid: self._cache[("card", pid)] for pid in paper_ids
+                    if ("card", pid) in self._cache}
+        missing = [pid for pid in paper_ids if pid not in have]
+        if missing:
+            loaded = self._read(lambda con: review.load_cards(con, missing))
+            with self._cache_lock:
+                if self.generation == generation:
+                    self._cache.update((("card", c.paper_id), c) for c in loaded)
+            have.update((card.paper_id, card) for card in loaded)
+        return [have[pid] for pid in paper_ids if pid in have]
+
+    def _read(self, query: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        with self.cursor() as con:
+            return query(con)
+
+    @contextmanager
+    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection of its own for one request, on the database the server holds."""
+        cursor = self.con.cursor()
+        try:
+            yield cursor
+        finally:
+            cursor.close()
+
+    def close(self) -> None:
+        self.jobs.shutdown()
+        self.con.close()

@@ -1,0 +1,479 @@
+"""Reviewers' corrections: append-only rows in ``corrections`` that the item views apply.
+
+An item is named by (paper, type, key); the key comes from the item's content (see
+migration 0006), so a correction outlives the run that produced its item. Every write
+checks the item's review version (optimistic concurrency): a save based on an older
+version is refused with the item as it is now, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import math
+import threading
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+
+from papersift.schemas.numbers import numbers_in, value_matches
+from papersift.warehouse.db import WarehouseError
+from papersift.warehouse.store import WRITE_LOCK
+
+ITEM_TYPES = ("task", "method", "benchmark", "gain")
+VIEWS = {"task": "tasks", "method": "methods", "benchmark": "benchmarks", "gain": "gains"}
+# The fields a reviewer may change, by item type, with the type each value must have.
+EDITABLE: dict[str, dict[str, type]] = {
+    "task": {"name": str},
+    "method": {"name": str},
+    "benchmark": {"name": str, "introduced": bool},
+    "gain": {"metric": str, "value": float, "unit": str, "baseline": str, "dataset": str},
+}
+REQUIRED = {"task": "name", "method": "name", "benchmark": "name", "gain": "metric"}
+STATUS_ACTIONS = ("accept", "reject", "restore")
+MAX_TEXT = 500  # characters of any one edited value or note
+
+
+class CorrectionError(WarehouseError):
+    """A correction that cannot be stored as asked (nothing was written)."""
+
+    status = 400
+
+
+class UnknownItemError(CorrectionError):
+    status = 404
+
+
+class VersionConflictError(CorrectionError):
+    """The item changed since the reviewer loaded it."""
+
+    status = 409
+
+    def __init__(self, message: str, current: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.current = current
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[dict[str, Any]]:
+    cursor = con.execute(sql, params or [])
+    columns = [d[0] for d in cursor.description]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def item_rows(con: duckdb.DuckDBPyConnection, item_type: str,
+              paper_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The corrected items of one type (rejected ones left out), each with ``item_type``."""
+    where = "" if paper_ids is None else "WHERE list_contains($ids, paper_id)"
+    params = {} if paper_ids is None else {"ids": list(paper_ids)}
+    found = _rows(con, f"SELECT * FROM {VIEWS[item_type]} {where} ORDER BY paper_id, idx",
+                  params)
+    for row in found:
+        row["item_type"] = item_type
+    return found
+
+
+def versions(con: duckdb.DuckDBPyConnection,
+             paper_ids: Sequence[str]) -> dict[tuple[str, str, str], int]:
+    """The review version of every corrected item of these papers (absent: 0)."""
+    rows = con.execute(
+        "SELECT paper_id, item_type, item_key, max(version) FROM corrections "
+        "WHERE list_contains(?, paper_id) GROUP BY ALL", [list(paper_ids)]).fetchall()
+    return {(row[0], row[1], row[2]): int(row[3]) for row in rows}
+
+
+def rejected_items(con: duckdb.DuckDBPyConnection,
+                   paper_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """Items a reviewer rejected (so the page can offer to restore them)."""
+    return _rows(con, """
+        SELECT s.paper_id, s.item_type, s.item_key, s.version, s.reviewer, s.note,
+               coalesce(m.label, json_extract_string(a.item, '$.name'),
+                        json_extract_string(a.item, '$.metric'), s.item_key) AS label
+        FROM correction_status s
+        LEFT JOIN model_items m USING (paper_id, item_type, item_key)
+        LEFT JOIN added_items a USING (paper_id, item_type, item_key)
+        WHERE s.status = 'reject' AND list_contains(?, s.paper_id)
+        ORDER BY s.created""", [list(paper_ids)])
+
+
+def conflicts(con: duckdb.DuckDBPyConnection,
+              paper_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Corrections whose item the latest extraction no longer contains."""
+    where = "" if paper_ids is None else "WHERE list_contains($ids, paper_id)"
+    params = {} if paper_ids is None else {"ids": list(paper_ids)}
+    return _rows(con, f"SELECT * FROM correction_conflicts {where} ORDER BY created", params)
+
+
+def list_corrections(con: duckdb.DuckDBPyConnection, paper_id: str | None = None,
+                     limit: int = 1000, offset: int = 0) -> list[dict[str, Any]]:
+    """Stored corrections, oldest first, each saying whether it is in conflict now."""
+    where = "" if paper_id is None else "WHERE c.paper_id = $paper"
+    params: dict[str, Any] = {"limit": limit, "offset": offset}
+    if paper_id is not None:
+        params["paper"] = paper_id
+    return _rows(con, f"""
+        SELECT c.*, c.correction_id IN (SELECT correction_id FROM correction_conflicts)
+               AS conflict
+        FROM corrections c {where}
+        ORDER BY c.created, c.correction_id LIMIT $limit OFFSET $offset""", params)
+
+
+def current_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
+                 item_key: str) -> dict[str, Any] | None:
+    """The item as the views show it now (None when rejected or unknown), with its version."""
+    if item_type not in VIEWS:
+        raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
+    rows = _rows(con, f"SELECT * FROM {VIEWS[item_type]} WHERE paper_id = ? AND item_key = ? "
+                      "ORDER BY idx LIMIT 1", [paper_id, item_key])
+    if not rows:
+        return None
+    row = rows[0]
+    row["item_type"] = item_type
+    row["version"] = item_version(con, paper_id, item_type, item_key)
+    return row
+
+
+def item_version(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
+                 item_key: str) -> int:
+    row = con.execute("SELECT max(version) FROM corrections WHERE paper_id = ? AND "
+                      "item_type = ? AND item_key = ?", [paper_id, item_type, item_key]
+                      ).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def _known(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
+           item_key: str) -> bool:
+    """The item exists (in the latest extraction, added, or already corrected)."""
+    row = con.execute("""
+        SELECT EXISTS (SELECT 1 FROM model_items WHERE paper_id = $p AND item_type = $t
+                       AND item_key = $k)
+            OR EXISTS (SELECT 1 FROM corrections WHERE paper_id = $p AND item_type = $t
+                       AND item_key = $k)""",
+                      {"p": paper_id, "t": item_type, "k": item_key}).fetchone()
+    return bool(row and row[0])
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+@dataclass(frozen=True)
+class Review:
+    """Who reviews, and the version of the item they saw."""
+
+    reviewer: str | None
+    version: int
+    note: str | None = None
+
+
+@contextmanager
+def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """One write transaction, then a CHECKPOINT (as every warehouse write), under the
+    process's write lock so it never overlaps a run's batch write and its checkpoint."""
+    with WRITE_LOCK:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        # a run's own statement may be open: then its batch's CHECKPOINT covers this one
+        with contextlib.suppress(duckdb.TransactionException):
+            con.execute("CHECKPOINT")
+
+
+_CHECK_LOCK = threading.Lock()  # version check and insert as one step per process
+
+
+def _paper_text(con: duckdb.DuckDBPyConnection, paper_id: str) -> str:
+    row = con.execute("SELECT text FROM papers WHERE paper_id = ?", [paper_id]).fetchone()
+    if row is None:
+        raise UnknownItemError(f"no paper {paper_id!r} in the warehouse")
+    return str(row[0])
+
+
+def _latest_extraction(con: duckdb.DuckDBPyConnection, paper_id: str) -> str | None:
+    row = con.execute("SELECT extraction_id FROM latest_extractions WHERE paper_id = ?",
+                      [paper_id]).fetchone()
+    return str(row[0]) if row else None
+
+
+def _insert(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
+    for row in rows:
+        con.execute(
+            "INSERT INTO corrections (correction_id, created, paper_id, item_type, item_key, "
+            "version, action, field, before, after, reviewer, note, extraction_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [row["correction_id"], row["created"], row["paper_id"], row["item_type"],
+             row["item_key"], row["version"], row["action"], row.get("field"),
+             row.get("before"), row.get("after"), row.get("reviewer"), row.get("note"),
+             row.get("extraction_id")])
+
+
+def _text(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise CorrectionError(f"{what} must be text, got {type(value).__name__}")
+    value = value.strip()
+    if len(value) > MAX_TEXT:
+        raise CorrectionError(f"{what} is longer than {MAX_TEXT} characters")
+    return value or None
+
+
+def checked_value(item_type: str, field: str, value: Any) -> Any:
+    """The edited value in its field's type, or CorrectionError naming what is wrong."""
+    allowed = EDITABLE.get(item_type)
+    if allowed is None:
+        raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
+    kind = allowed.get(field)
+    if kind is None:
+        raise CorrectionError(f"a {item_type}'s {field!r} cannot be edited; editable: "
+                              f"{', '.join(allowed)}")
+    if value is None or value == "":
+        if field == REQUIRED[item_type]:
+            raise CorrectionError(f"a {item_type} needs a {field}")
+        return None
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise CorrectionError(f"{field} must be a number")
+        try:
+            number = float(str(value).replace(",", "").strip())
+        except ValueError as error:
+            raise CorrectionError(f"{field} must be a number, got {value!r}") from error
+        if not math.isfinite(number):
+            raise CorrectionError(f"{field} must be a finite number")
+        return number
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "on", "off"):
+            return value.lower() in ("true", "on")
+        raise CorrectionError(f"{field} must be true or false")
+    return _text(value, field)
+
+
+def _base(paper_id: str, item_type: str, item_key: str, version: int, action: str,
+          review: Review, extraction_id: str | None) -> dict[str, Any]:
+    return {"correction_id": uuid.uuid4().hex, "created": _now(), "paper_id": paper_id,
+            "item_type": item_type, "item_key": item_key, "version": version,
+            "action": action, "reviewer": _text(review.reviewer, "reviewer"),
+            "note": _text(review.note, "note"), "extraction_id": extraction_id}
+
+
+def _check_version(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
+                   item_key: str, review: Review) -> int:
+    now = item_version(con, paper_id, item_type, item_key)
+    if review.version != now:
+        current = current_item(con, paper_id, item_type, item_key) or {
+            "paper_id": paper_id, "item_type": item_type, "item_key": item_key,
+            "version": now, "review": "reject"}
+        raise VersionConflictError(
+            f"this {item_type} was changed by someone else (version {now}, you saw "
+            f"{review.version}); reload it and apply your change again", current)
+    return now + 1
+
+
+def set_status(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, item_key: str,
+               action: str, review: Review) -> dict[str, Any]:
+    """Accept, reject (the note is the reason) or restore an item."""
+    if action not in STATUS_ACTIONS:
+        raise CorrectionError(f"unknown action {action!r}; one of {list(STATUS_ACTIONS)}")
+    if item_type not in VIEWS:
+        raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
+    _paper_text(con, paper_id)
+    with _CHECK_LOCK:
+        if not _known(con, paper_id, item_type, item_key):
+            raise UnknownItemError(f"paper {paper_id} has no {item_type} {item_key!r}")
+        version = _check_version(con, paper_id, item_type, item_key, review)
+        row = _base(paper_id, item_type, item_key, version, action, review,
+                    _latest_extraction(con, paper_id))
+        with _transaction(con):
+            _insert(con, [row])
+    return row
+
+
+def _as_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def edit_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, item_key: str,
+              changes: Mapping[str, Any], review: Review) -> list[dict[str, Any]]:
+    """Change fields of an item; one row per field that really changes."""
+    if not changes:
+        raise CorrectionError("an edit needs at least one field to change")
+    checked = {field: checked_value(item_type, field, value) for field, value in
+               changes.items()}
+    text = _paper_text(con, paper_id)
+    with _CHECK_LOCK:
+        current = current_item(con, paper_id, item_type, item_key)
+        if current is None:
+            if _known(con, paper_id, item_type, item_key):
+                raise CorrectionError(f"this {item_type} is rejected; restore it first")
+            raise UnknownItemError(f"paper {paper_id} has no {item_type} {item_key!r}")
+        version = _check_version(con, paper_id, item_type, item_key, review)
+        extraction_id = _latest_extraction(con, paper_id)
+        rows = []
+        for field, after in checked.items():
+            before = current.get(field)
+            if before == after:
+                continue
+            row = _base(paper_id, item_type, item_key, version, "edit", review, extraction_id)
+            row.update(field=field, before=_as_json(before), after=_as_json(after))
+            rows.append(row)
+        if "value" in checked and checked["value"] is not None and rows:
+            # grounded or flagged: is the corrected number in the item's own sentence?
+            evidence = current.get("evidence") or ""
+            if current.get("char_start") is not None and current.get("char_end") is not None:
+                evidence = text[current["char_start"]:current["char_end"]]
+            row = _base(paper_id, item_type, item_key, version, "edit", review, extraction_id)
+            row.update(field="value_in_evidence",
+                       before=_as_json(current.get("value_in_evidence")),
+                       after=_as_json(value_matches(checked["value"], numbers_in(evidence))))
+            rows.append(row)
+        if not rows:
+            raise CorrectionError("nothing changes: the values are the ones stored")
+        with _transaction(con):
+            _insert(con, rows)
+    return rows
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A span of the abstract a reviewer selected, and the sentence around it."""
+
+    start: int
+    end: int
+    selected: str
+    sentence: tuple[int, int]
+
+
+def add_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
+             mention: Mention, fields: Mapping[str, Any], review: Review) -> dict[str, Any]:
+    """Add an item the model missed; its mention must slice back to the selected text."""
+    if item_type not in EDITABLE:
+        raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
+    text = _paper_text(con, paper_id)
+    if not (0 <= mention.start < mention.end <= len(text)):
+        raise CorrectionError(f"offsets {mention.start}..{mention.end} are outside the "
+                              f"abstract (0..{len(text)})")
+    if text[mention.start:mention.end] != mention.selected:
+        raise CorrectionError(
+            f"offsets {mention.start}..{mention.end} give "
+            f"{text[mention.start:mention.end][:80]!r}, not the selected "
+            f"{mention.selected[:80]!r}")
+    low, high = mention.sentence
+    if not (0 <= low <= mention.start and mention.end <= high <= len(text)):
+        raise CorrectionError("the evidence sentence does not hold the selection")
+    item: dict[str, Any] = {field: checked_value(item_type, field, value)
+                            for field, value in fields.items()}
+    required = REQUIRED[item_type]
+    if item.get(required) is None:
+        if item_type == "gain":
+            raise CorrectionError("a gain needs a metric")
+        item[required] = mention.selected.strip()
+    evidence = text[low:high]
+    if item_type == "gain":
+        if item.get("value") is None:
+            numbers = numbers_in(mention.selected)
+            item["value"] = numbers[0] if numbers else None
+        item["value_in_evidence"] = (None if item.get("value") is None
+                                     else value_matches(item["value"], numbers_in(evidence)))
+    item.update(evidence=evidence, char_start=low, char_end=high,
+                mention_start=mention.start, mention_end=mention.end)
+    key = "added:" + uuid.uuid4().hex[:16]
+    row = _base(paper_id, item_type, key, 1, "add", review, None)
+    with _CHECK_LOCK:
+        row["extraction_id"] = _latest_extraction(con, paper_id)
+        row["after"] = _as_json(item)
+        with _transaction(con):
+            _insert(con, [row])
+    return row
+
+
+def mark_reviewed(con: duckdb.DuckDBPyConnection, paper_id: str,
+                  review: Review) -> dict[str, Any]:
+    """Say a paper has been reviewed as a whole (its remaining items are right)."""
+    _paper_text(con, paper_id)
+    with _CHECK_LOCK:
+        version = _check_version(con, paper_id, "paper", "", review)
+        row = _base(paper_id, "paper", "", version, "reviewed", review,
+                    _latest_extraction(con, paper_id))
+        with _transaction(con):
+            _insert(con, [row])
+    return row
+
+
+# ----------------------------------------------------------------------------- out
+
+
+def reviewed_papers(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Papers with at least one correction or a reviewed mark."""
+    return [row[0] for row in con.execute(
+        "SELECT DISTINCT paper_id FROM corrections ORDER BY 1").fetchall()]
+
+
+def gold_from_corrections(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """The reviewed papers as they now stand, in the gold file format (papersift-gold/1)."""
+    ids = reviewed_papers(con)
+    if not ids:
+        raise CorrectionError("no corrections yet: review some papers first")
+    items = {kind: item_rows(con, kind, ids) for kind in ITEM_TYPES}
+    types = _rows(con, "SELECT paper_id, type FROM contribution_types "
+                       "WHERE list_contains(?, paper_id) ORDER BY idx", [ids])
+    papers = []
+    for paper_id in ids:
+        def of(kind: str, pid: str = paper_id) -> list[dict[str, Any]]:
+            return [row for row in items[kind] if row["paper_id"] == pid]
+        papers.append({
+            "paper_id": paper_id,
+            "contribution_types": [r["type"] for r in types if r["paper_id"] == paper_id],
+            "tasks": [row["name"] for row in of("task")],
+            "methods": [{"name": row["name"],
+                         "aliases": [row["expansion"]] if row.get("expansion") else []}
+                        for row in of("method")],
+            "benchmarks": [{"name": row["name"], "aliases": [],
+                            "introduced": bool(row.get("introduced"))}
+                           for row in of("benchmark")],
+            "gains": [{"metric": row["metric"], "value": row["value"], "unit": row["unit"]}
+                      for row in of("gain")],
+        })
+    return {"format": "papersift-gold/1", "source": "papersift corrections",
+            "annotated_by": "reviewers, through papersift serve", "papers": papers}
+
+
+EXPORT_COLUMNS = ("correction_id", "created", "paper_id", "item_type", "item_key", "version",
+                  "action", "field", "before", "after", "reviewer", "note", "extraction_id",
+                  "conflict")
+
+
+def export_corrections(con: duckdb.DuckDBPyConnection, fmt: str) -> str:
+    """Every correction as CSV or JSON lines, with whether it is in conflict now."""
+    rows = list_corrections(con, limit=2**31 - 1)
+    if fmt == "jsonl":
+        return "".join(json.dumps({c: _plain(row[c]) for c in EXPORT_COLUMNS},
+                                  ensure_ascii=False) + "\n" for row in rows)
+    if fmt != "csv":
+        raise CorrectionError(f"unknown format {fmt!r}; csv or jsonl")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(EXPORT_COLUMNS)
+    writer.writerows([_plain(row[c]) for c in EXPORT_COLUMNS] for row in rows)
+    return buffer.getvalue()
+
+
+def _plain(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
