@@ -123,12 +123,24 @@ def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
     return text
 
 
+_LONGEST_TOKEN = 4096  # a Base64 run longer than this is checked on its first part only
+
+
 def _hides(token: str, secrets: list[str]) -> bool:
-    try:
-        decoded = base64.b64decode(token + "=" * (-len(token) % 4)).decode("utf-8", "replace")
-    except ValueError:
-        return False
-    return any(secret in decoded for secret in secrets)
+    """Whether some stretch of ``token`` is Base64 of a text that holds a secret. The run of
+    Base64 letters the pattern found may have other letters glued on either side ("…Basic
+    dXNl…Authorization"), so every alignment and every length is decoded."""
+    token = token[:_LONGEST_TOKEN]
+    for start in range(4):
+        body = token[start:]
+        for end in range(len(body) - len(body) % 4, 11, -4):
+            try:
+                decoded = base64.b64decode(body[:end]).decode("utf-8", "replace")
+            except ValueError:
+                continue
+            if any(secret in decoded for secret in secrets):
+                return True
+    return False
 
 
 def _has_url_secret(url: str) -> bool:
