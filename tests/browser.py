@@ -5,7 +5,9 @@ download). ``make install-browser`` installs both."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
+from collections.abc import Iterator
 from typing import Any
 
 INSTALL_HINT = "`make install-browser` (apt: chromium chromium-driver)"
@@ -35,3 +37,20 @@ def open_browser(width: int = 1280, height: int = 1000, scale: float = 1.0) -> A
         options.add_argument(argument)
     service = Service(executable_path=str(shutil.which("chromedriver")))
     return webdriver.Chrome(service=service, options=options)
+
+
+def browser_session(width: int = 1280, height: int = 1000) -> Iterator[Any]:
+    """A browser for a module's tests (use with ``yield from`` in a fixture): skipped with
+    the reason where none can start, failed instead under PAPERSIFT_REQUIRE_BROWSER (CI)."""
+    import pytest
+
+    problem = browser_problem()
+    if problem:
+        if os.environ.get("PAPERSIFT_REQUIRE_BROWSER"):
+            pytest.fail(f"PAPERSIFT_REQUIRE_BROWSER is set but {problem}")
+        pytest.skip(problem)
+    driver = open_browser(width, height)
+    try:
+        yield driver
+    finally:
+        driver.quit()

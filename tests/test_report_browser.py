@@ -15,7 +15,7 @@ import pytest
 
 from papersift.report.render import write_report
 from papersift.warehouse.query import run_sql
-from tests.browser import browser_problem, open_browser
+from tests.browser import browser_session
 
 pytestmark = pytest.mark.browser
 
@@ -24,16 +24,7 @@ SCREENSHOT_DIR_ENV = "PAPERSIFT_SCREENSHOT_DIR"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    problem = browser_problem()
-    if problem:
-        if os.environ.get("PAPERSIFT_REQUIRE_BROWSER"):
-            pytest.fail(f"PAPERSIFT_REQUIRE_BROWSER is set but {problem}")
-        pytest.skip(problem)
-    driver = open_browser(1280, 1000)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    yield from browser_session(1280, 1000)
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from papersift.extract.access.recording import Recording, ReplayTransport
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.interface.cli import cli
 from papersift.extract.interface.serve import ServeConfig, create_app
-from tests.browser import browser_problem, open_browser
+from tests.browser import browser_session
 from tests.conftest import CORPUS, CORPUS_RECORDING
 from tests.corpus_warehouse import recorded_endpoint
 from tests.faultserver import FaultConfig, FaultServer
@@ -39,16 +39,7 @@ REASON = "a baseline, not the paper's own"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    problem = browser_problem()
-    if problem:
-        if os.environ.get("PAPERSIFT_REQUIRE_BROWSER"):
-            pytest.fail(f"PAPERSIFT_REQUIRE_BROWSER is set but {problem}")
-        pytest.skip(problem)
-    driver = open_browser(1280, 1100)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    yield from browser_session(1280, 1100)
 
 
 def sql(db: Path, query: str) -> list[dict[str, Any]]:
