@@ -619,9 +619,12 @@ def _jsonl_rows(lines: Iterable[tuple[int, str]]) -> Iterator[_Row | _BadRow]:
 
 # A row is suspicious when it spans lines and either holds a quote character (a stray quote
 # swallows the rows after it, their quotes included) or is this many times longer than the
-# median of the rows before it (at least OUTLIER_MIN_ROWS of them).
+# median of the rows before it (at least OUTLIER_MIN_ROWS of them) and at least
+# OUTLIER_MIN_CHARS long: rows a stray quote merged hold a whole abstract or more, while a
+# short cell with a line break among one-word cells is just a short cell.
 OUTLIER_FACTOR = 20
 OUTLIER_MIN_ROWS = 5
+OUTLIER_MIN_CHARS = 500
 
 
 def _suspect_record(record: list[str], header: list[str], first: int, last: int,
@@ -638,7 +641,7 @@ def _suspect_record(record: list[str], header: list[str], first: int, last: int,
         median = earlier[len(earlier) // 2] if len(earlier) >= OUTLIER_MIN_ROWS else 0
         if '"' in joined:
             reasons.append(f"a field spans lines {first}-{last} and holds a quote character")
-        elif median and size > OUTLIER_FACTOR * median:
+        elif median and size > OUTLIER_FACTOR * median and size >= OUTLIER_MIN_CHARS:
             reasons.append(f"a field spans lines {first}-{last} and is {size:,} characters, "
                            f"{size // median}x the median of the rows before it")
     if not reasons:
