@@ -280,7 +280,7 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
     return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
-def _details(row: dict[str, Any], names: Iterable[str]) -> tuple[tuple[str, str], ...]:
+def item_details(row: dict[str, Any], names: Iterable[str]) -> tuple[tuple[str, str], ...]:
     """(name, text) of the row's optional fields that have a value."""
     found = []
     for name in names:
@@ -315,7 +315,7 @@ def _item(kind: str, row: dict[str, Any],
         field=kind,
         idx=int(row["idx"]),
         name=str(row[label]),
-        details=_details(row, details)
+        details=item_details(row, details)
         + (_unverified_attributes(row) if kind == "gain" else ()),
         evidence=str(row["evidence"]),
         # highlight the item itself where code found it, else its evidence quote

@@ -17,7 +17,7 @@ from papersift.extract.domain.assemble import sentence_spans
 from papersift.report.render import abstract_html
 from papersift.warehouse import corrections
 from papersift.warehouse.corrections import EDITABLE, ITEM_TYPES, Mention
-from papersift.warehouse.report import Extraction, Item, PaperCard, Source
+from papersift.warehouse.report import Extraction, Item, PaperCard, Source, item_details
 
 _DETAILS = {"task": (), "method": ("expansion", "aliases"), "benchmark": ("kind",),
             "gain": ("kind", "baseline", "dataset")}
@@ -76,23 +76,12 @@ def _plain(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
 
 
-def _details(row: dict[str, Any], names: Sequence[str]) -> tuple[tuple[str, str], ...]:
-    found = []
-    for name in names:
-        value = row.get(name)
-        if isinstance(value, list):
-            value = ", ".join(str(v) for v in value)
-        if value not in (None, ""):
-            found.append((name, str(value)))
-    return tuple(found)
-
-
 def _report_item(kind: str, row: dict[str, Any]) -> Item:
     start = row["char_start"] if row.get("mention_start") is None else row["mention_start"]
     end = row["char_end"] if row.get("mention_end") is None else row["mention_end"]
     return Item(field=kind, idx=int(row["idx"]),
                 name=str(row["metric"] if kind == "gain" else row["name"]),
-                details=_details(row, _DETAILS[kind]), evidence=str(row["evidence"]),
+                details=item_details(row, _DETAILS[kind]), evidence=str(row["evidence"]),
                 char_start=start, char_end=end, alignment=str(row["alignment"]),
                 align_score=row["align_score"],
                 value=row.get("value") if kind == "gain" else None,
