@@ -67,6 +67,14 @@ FAKE_SERVER = textwrap.dedent(
         def log_message(self, *_args):
             pass
 
+    if args.fake_mode == "crash-after-ready":  # answers once, then dies as from SIGSEGV
+        import threading
+        def crash():
+            time.sleep(1.0)
+            print("fake crash: general protection fault in libggml-cpu", flush=True)
+            os.kill(os.getpid(), signal.SIGSEGV)
+        threading.Thread(target=crash, daemon=True).start()
+
     port = int(os.environ.get("PORT", args.port))
     HTTPServer((args.host, port), Handler).serve_forever()
     """
@@ -268,6 +276,23 @@ def test_child_that_dies_reports_its_log_tail(fake_script: Path, model_file: Pat
     assert str(server.log_path) in message
     assert not server.is_running()
     server.log_path.unlink()
+
+
+def test_a_server_that_dies_mid_run_stops_the_run_with_its_log_tail(
+    fake_script: Path, model_file: Path
+) -> None:
+    """A crash after start-up (the AMX fault of issue 12's first run) interrupts the main
+    thread like Ctrl-C, and the block ends with the reason and the log's last lines."""
+    server = make_server(fake_script, model_file, extra_args=["--fake-mode", "crash-after-ready"])
+    started = time.monotonic()
+    with pytest.raises(LocalServerError) as caught, server:
+        while time.monotonic() - started < 20:  # the run: waiting on its requests
+            time.sleep(0.05)
+    message = str(caught.value)
+    assert "died during the run (signal SIGSEGV)" in message
+    assert "fake crash: general protection fault" in message
+    assert time.monotonic() - started < 15
+    assert not server.is_running()
 
 
 def test_startup_timeout_reports_log_tail_and_stops_child(

@@ -8,6 +8,7 @@ in the child exits the server. Nothing is left running behind papersift.
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import contextlib
 import importlib.util
@@ -19,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Sequence
@@ -235,6 +237,8 @@ class LocalServer:
         self._process: subprocess.Popen[bytes] | None = None
         self._log_file: IO[bytes] | None = None
         self._remove_log_on_stop = False
+        self._owner: threading.Thread | None = None
+        self.died: LocalServerError | None = None
 
     # -- command line -------------------------------------------------------------
 
@@ -305,6 +309,7 @@ class LocalServer:
             raise LocalServerError(f"model file not found: {self.model_path}")
         port = pick_free_port(self.host)
         command = self.build_command(port)
+        self._owner = threading.current_thread()
         self._open_log()
         assert self._log_file is not None
         self.port = port
@@ -328,6 +333,23 @@ class LocalServer:
             self._remove_log_on_stop = False  # keep it: the error points at it
             self.stop()
             raise
+        self.died = None
+        threading.Thread(target=self._watch, args=(self._process,), daemon=True,
+                         name="papersift-llama-watch").start()
+
+    def _watch(self, process: subprocess.Popen[bytes]) -> None:
+        """Wait for the child; if it dies while still wanted (a crash, the OOM killer),
+        remember why and, when the server serves the main thread, interrupt it: the run
+        stops the way Ctrl-C stops it (in-flight calls stored, resumable) instead of
+        failing every remaining abstract against a closed port."""
+        code = process.wait()
+        if self._process is not process:  # stop() took it: an orderly end
+            return
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        self._remove_log_on_stop = False
+        self.died = self._failure(f"the llama.cpp server died during the run ({how})")
+        if self._owner is threading.main_thread():
+            _thread.interrupt_main()
 
     def stop(self) -> None:
         """Terminate the server's process group (SIGTERM, then SIGKILL). Idempotent."""
@@ -361,6 +383,8 @@ class LocalServer:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+        if self.died is not None and exc_type is KeyboardInterrupt:
+            raise self.died from None
 
     # -- helpers ------------------------------------------------------------------
 
