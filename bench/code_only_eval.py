@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from papersift.extract.domain.assemble import assemble  # noqa: E402
-from papersift.extract.domain.evaluate import (  # noqa: E402
+from papersift.extract.domain.evaluate_gold import (  # noqa: E402
     Counts,
     load_gold,
     match_one_to_one,

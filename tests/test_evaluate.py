@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from papersift.extract.access.llm import Endpoint
-from papersift.extract.domain.evaluate import (
+from papersift.extract.domain.evaluate_gold import (
     GoldError,
     load_gold,
     match_one_to_one,

@@ -14,15 +14,13 @@ from typing import Any
 
 import duckdb
 
-from papersift.extract.domain.evaluate import (
+from papersift.extract.domain.evaluate import PredictedPaper, load_predictions, score
+from papersift.extract.domain.evaluate_gold import (
     Gold,
     GoldPaper,
-    PredictedPaper,
-    load_predictions,
     match_one_to_one,
     name_forms,
     names_match,
-    score,
     value_agrees,
 )
 from papersift.warehouse import evals as stored

@@ -19,18 +19,13 @@ import duckdb
 
 from papersift.extract.domain.evaluate_fields import load_extra_predictions, score_extra
 from papersift.extract.domain.evaluate_gold import (
-    GOLD_FORMAT,
     Counts,
     Gold,
     GoldError,
-    GoldGain,
-    GoldName,
-    GoldPaper,
     load_gold,
     match_one_to_one,
     metrics_agree,
     name_forms,
-    name_key,
     names_match,
     task_overlap,
     value_agrees,
@@ -39,12 +34,10 @@ from papersift.extract.domain.prices import pricing_for
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.warehouse import evals as stored
 
-__all__ = [
-    "GOLD_FORMAT", "Counts", "Evaluation", "Gold", "GoldError", "GoldGain", "GoldName",
-    "GoldPaper", "PredictedPaper", "evaluate", "headline",
-    "latest_run_for", "load_gold", "load_predictions", "match_one_to_one", "metrics_agree",
-    "name_forms", "name_key", "names_match", "score", "task_overlap", "value_agrees",
-]
+__all__ = ["Evaluation", "Gold", "GoldError", "PredictedPaper", "evaluate", "headline",
+           "latest_run_for", "load_gold", "load_predictions", "score"]
+
+
 # --------------------------------------------------------------------------- predictions
 
 
@@ -298,16 +291,19 @@ def _attribute_share(status: str) -> Callable[[dict[str, Any]], Any]:
     return share
 
 
-HEADLINE: tuple[tuple[str, tuple[str, ...] | Callable[[dict[str, Any]], Any]], ...] = (
-    ("methods F1", ("methods", "f1")),
-    ("methods P", ("methods", "precision")),
-    ("methods R", ("methods", "recall")),
-    ("benchmarks F1", ("benchmarks", "f1")),
-    ("benchmarks P", ("benchmarks", "precision")),
-    ("benchmarks R", ("benchmarks", "recall")),
-    ("gains F1 (value)", ("gains_value", "f1")),
-    ("gains P (value)", ("gains_value", "precision")),
-    ("gains R (value)", ("gains_value", "recall")),
+Figure = tuple[str, tuple[str, ...] | Callable[[dict[str, Any]], Any]]
+
+
+def _f1_p_r(label: str, key: str) -> tuple[Figure, ...]:
+    """The F1, precision and recall rows of one field; ``label`` has a {} for the letter."""
+    return tuple((label.format(letter), (key, name))
+                 for letter, name in (("F1", "f1"), ("P", "precision"), ("R", "recall")))
+
+
+HEADLINE: tuple[Figure, ...] = (
+    *_f1_p_r("methods {}", "methods"),
+    *_f1_p_r("benchmarks {}", "benchmarks"),
+    *_f1_p_r("gains {} (value)", "gains_value"),
     ("gains F1 (value+metric)", ("gains_value_metric", "f1")),
     ("contribution types F1", ("contribution_types", "f1")),
     ("primary type accuracy", ("contribution_types", "primary_accuracy")),
