@@ -69,16 +69,23 @@ def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[int]:
 
 
 @contextmanager
-def committed(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """One write transaction: committed and checkpointed when the block ends, rolled back
-    (and the error raised again) when it fails."""
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """One write transaction: committed when the block ends, rolled back (and the error
+    raised again) when it fails."""
     con.execute("BEGIN TRANSACTION")
     try:
         yield
         con.execute("COMMIT")
-    except Exception:
+    except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+@contextmanager
+def committed(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """A :func:`transaction`, then a CHECKPOINT, as every warehouse write ends."""
+    with transaction(con):
+        yield
     con.execute("CHECKPOINT")
 
 

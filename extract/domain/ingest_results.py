@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 
 from papersift.extract.domain.records import text_problem
 
-_YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
-
 
 @dataclass(frozen=True)
 class Occurrence:
@@ -83,6 +81,9 @@ def paper_id_for(text: str) -> str:
     """The stable id of an abstract: sha256 of its whitespace-normalised UTF-8 text."""
     digest = hashlib.sha256(normalize_whitespace(text).encode("utf-8")).hexdigest()
     return f"sha256:{digest}"
+
+
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
 
 
 def parse_venue_year(title: str) -> tuple[str | None, int | None]:
