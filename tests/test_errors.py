@@ -15,7 +15,8 @@ import papersift
 from papersift.errors import PapersiftError
 
 INTERNAL = {"papersift.extract.access.llm.RetryableStatusError",
-            "papersift.extract.runs.rowbuild.WorkerGoneError"}  # caught where raised
+            "papersift.extract.runs.rowbuild.WorkerGoneError",  # caught where raised
+            "papersift.extract.domain.ingest_tables.ParquetReadError"}  # caught by ingest
 
 
 def _modules() -> list[str]:
