@@ -18,13 +18,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from papersift.extract.domain.assemble import assemble  # noqa: E402
-from papersift.extract.domain.evaluate import (  # noqa: E402
+from papersift.extract.domain.evaluate_gold import (  # noqa: E402
     Counts,
-    _forms,
-    _value_agrees,
     load_gold,
     match_one_to_one,
+    name_forms,
     names_match,
+    value_agrees,
 )
 from papersift.extract.domain.ingest import paper_id_for  # noqa: E402
 from papersift.schemas import PaperDraft  # noqa: E402
@@ -48,17 +48,17 @@ def main() -> int:
             continue
         title = None if args.no_title else row.get("title")
         found = assemble(PaperDraft.model_validate(EMPTY), row["abstract"], title).extraction
-        methods = [_forms(m.name, [m.expansion or "", *m.aliases]) for m in found.methods]
-        gold_methods = [_forms(m.forms[0], m.forms[1:]) for m in paper.methods]
+        methods = [name_forms(m.name, [m.expansion or "", *m.aliases]) for m in found.methods]
+        gold_methods = [name_forms(m.forms[0], m.forms[1:]) for m in paper.methods]
         counts["methods"].add(len(match_one_to_one(methods, gold_methods, names_match)),
                               len(methods), len(gold_methods))
-        benches = [_forms(b.name) for b in found.benchmarks]
-        gold_benches = [_forms(b.forms[0], b.forms[1:]) for b in paper.benchmarks]
+        benches = [name_forms(b.name) for b in found.benchmarks]
+        gold_benches = [name_forms(b.forms[0], b.forms[1:]) for b in paper.benchmarks]
         counts["benchmarks"].add(len(match_one_to_one(benches, gold_benches, names_match)),
                                  len(benches), len(gold_benches))
         values = [g.value for g in found.claimed_gains]
         gold_gains = [g for g in paper.gains if g.value is not None]
-        pairs = match_one_to_one(values, gold_gains, _value_agrees)
+        pairs = match_one_to_one(values, gold_gains, value_agrees)
         counts["gains (value)"].add(len(pairs), len(values), len(gold_gains))
         if args.v:
             print(row.get("id", paper.paper_id[:16]), [m.name for m in found.methods],

@@ -51,6 +51,11 @@ def _evidence_field() -> Any:
     return Field(description=EVIDENCE_DESCRIPTION, min_length=3, max_length=MAX_EVIDENCE_CHARS)
 
 
+def _name_field(description: str, min_length: int = 1) -> Any:
+    """A short name as the abstract writes it (at most 120 characters)."""
+    return Field(description=description, min_length=min_length, max_length=120)
+
+
 class Grounded(BaseModel):
     """An item backed by a verbatim quote from the abstract (declared last in each item, so
     the model names the item first and then quotes the words that support it)."""
@@ -72,23 +77,17 @@ class Grounded(BaseModel):
 class Task(Grounded):
     """A research task or problem the paper addresses."""
 
-    name: str = Field(
-        description="The task in a few words, e.g. 'long-context question answering'.",
-        min_length=2,
-        max_length=120,
-    )
+    name: str = _name_field(
+        "The task in a few words, e.g. 'long-context question answering'.", min_length=2)
     evidence: str = _evidence_field()
 
 
 class Method(Grounded):
     """A named method, model, algorithm or system that the paper itself proposes."""
 
-    name: str = Field(
-        description="The name the paper gives its own method, e.g. 'NCTS'. Only methods this "
-        "paper introduces, not baselines or prior work.",
-        min_length=1,
-        max_length=120,
-    )
+    name: str = _name_field(
+        "The name the paper gives its own method, e.g. 'NCTS'. Only methods this "
+        "paper introduces, not baselines or prior work.")
     expansion: str | None = Field(
         default=None,
         description="The spelled-out form if the name is an acronym, e.g. 'Nested Causal "
@@ -106,11 +105,8 @@ class Method(Grounded):
 class Benchmark(Grounded):
     """A benchmark, dataset or environment the paper evaluates on or introduces."""
 
-    name: str = Field(
-        description="The benchmark or dataset name as written, e.g. 'ImageNet', 'MMLU'.",
-        min_length=1,
-        max_length=120,
-    )
+    name: str = _name_field(
+        "The benchmark or dataset name as written, e.g. 'ImageNet', 'MMLU'.")
     kind: BenchmarkKind = Field(
         description="benchmark: an evaluation suite; dataset: a data collection; environment: "
         "a simulator or interactive setting; task_suite: a family of tasks; other."
@@ -124,11 +120,8 @@ class Benchmark(Grounded):
 class ClaimedGain(Grounded):
     """A quantitative result the abstract claims."""
 
-    metric: str = Field(
-        description="What is measured, e.g. 'accuracy', 'speedup', 'FID', 'runtime'.",
-        min_length=1,
-        max_length=120,
-    )
+    metric: str = _name_field(
+        "What is measured, e.g. 'accuracy', 'speedup', 'FID', 'runtime'.")
     value: float | None = Field(
         description="The number exactly as written in the evidence (12.5 for '12.5%', 3 for "
         "'3x'); null if the claim has no number."

@@ -11,12 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 from papersift.extract.access.llm import Endpoint
-from papersift.extract.domain.evaluate import (
+from papersift.extract.domain.evaluate_gold import (
     GoldError,
-    _forms,
     load_gold,
     match_one_to_one,
     metrics_agree,
+    name_forms,
     name_key,
     names_match,
 )
@@ -52,10 +52,10 @@ ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="gpt-4o-mini", mode="j
 
 def test_name_matching_ignores_case_markup_generic_words_and_pairs_acronyms() -> None:
     assert name_key(r"\textbf{SpanSearch} framework") == "spansearch"
-    assert names_match(_forms("the BanditArena benchmark"), _forms("BanditArena"))
-    assert names_match(_forms("Nested Causal Thompson Sampling (NCTS)"), _forms("NCTS"))
-    assert names_match(_forms("Span-RAG"), _forms("SpanRAG"))
-    assert not names_match(_forms("NCTS"), _forms("LinUCB"))
+    assert names_match(name_forms("the BanditArena benchmark"), name_forms("BanditArena"))
+    assert names_match(name_forms("Nested Causal Thompson Sampling (NCTS)"), name_forms("NCTS"))
+    assert names_match(name_forms("Span-RAG"), name_forms("SpanRAG"))
+    assert not names_match(name_forms("NCTS"), name_forms("LinUCB"))
 
 
 def test_matching_is_one_to_one() -> None:

@@ -10,6 +10,8 @@ from typing import Any
 
 import duckdb
 
+from papersift.warehouse.db import committed
+
 
 @dataclass(frozen=True)
 class AreaRow:
@@ -64,8 +66,7 @@ def store_topic_run(con: duckdb.DuckDBPyConnection, *, model_id: str, chosen_by:
     """Insert one topic run (run, areas, paper areas) in a transaction; return its id."""
     now = datetime.now(UTC).replace(tzinfo=None)
     run_id = f"topics_{now:%Y%m%dT%H%M%S%f}"
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with committed(con):
         con.execute("INSERT INTO topic_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [run_id, now, model_id, len(papers), len(areas), chosen_by,
                      json.dumps({str(k): v for k, v in scores.items()}), previous_run])
@@ -73,11 +74,6 @@ def store_topic_run(con: duckdb.DuckDBPyConnection, *, model_id: str, chosen_by:
                         [[run_id, a.area_id, a.label, a.terms, a.size, a.carried_over, a.overlap]
                          for a in areas])
         _insert_paper_areas(con, run_id, papers)
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("CHECKPOINT")
     return run_id
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 
 from papersift.schemas.numbers import numbers_in, value_matches
-from papersift.warehouse.db import WarehouseError
+from papersift.warehouse.db import WarehouseError, transaction
 from papersift.warehouse.store import WRITE_LOCK
 
 ITEM_TYPES = ("task", "method", "benchmark", "gain")
@@ -183,13 +183,8 @@ def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """One write transaction, then a CHECKPOINT (as every warehouse write), under the
     process's write lock so it never overlaps a run's batch write and its checkpoint."""
     with WRITE_LOCK:
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             yield
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
         # a run's own statement may be open: then its batch's CHECKPOINT covers this one
         with contextlib.suppress(duckdb.TransactionException):
             con.execute("CHECKPOINT")

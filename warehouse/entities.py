@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from papersift.warehouse.db import WarehouseError, _now
+from papersift.warehouse.db import WarehouseError, _now, committed
 
 # Every (kind, spelling) the item tables hold, from every stored extraction.
 _SPELLINGS = """
@@ -169,8 +169,7 @@ def write_pass(con: duckdb.DuckDBPyConnection, rows: PassRows) -> str:
     pass_id = f"ent_{_now():%Y%m%dT%H%M%S}_{uuid.uuid4().hex[:6]}"
     seq = last_pass(con).seq + 1
     now = _now()
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with committed(con):
         known = {(k, n) for k, n in con.execute(
             "SELECT kind, name FROM entity_names").fetchall()}
         fresh: dict[tuple[str, str], tuple[Any, ...]] = {}
@@ -192,11 +191,6 @@ def write_pass(con: duckdb.DuckDBPyConnection, rows: PassRows) -> str:
                     [pass_id, seq, now, rows.seconds, rows.vocabulary, rows.user_seq,
                      len(rows.names), len(rows.decisions), len(rows.assignments),
                      rows.embedder, rows.notes])
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("CHECKPOINT")
     return pass_id
 
 
@@ -207,14 +201,8 @@ def add_user_decisions(con: duckdb.DuckDBPyConnection,
         raise WarehouseError("nothing to record")
     seq = user_seq(con)
     now = _now()
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with committed(con):
         for offset, (kind, a, b, verdict, note) in enumerate(decisions, start=1):
             con.execute("INSERT INTO entity_user_decisions VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [seq + offset, kind, a, b, verdict, note, now])
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("CHECKPOINT")
     return seq + len(decisions)

@@ -7,266 +7,41 @@ page never shows a number that disagrees with the cards under it.
 
 from __future__ import annotations
 
-import dataclasses
 import re
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_VIEW
+from papersift.schemas.fields import CUSTOM_VIEW
 from papersift.warehouse.db import WarehouseError, connect
-from papersift.warehouse.report_entities import LeaderRow, entity_aliases, load_leaderboard
-from papersift.warehouse.report_map import MapData, load_map
+from papersift.warehouse.report_entities import entity_aliases, load_leaderboard
+from papersift.warehouse.report_map import load_map
+from papersift.warehouse.report_model import (
+    CUSTOM_PREFIX,
+    FIELDS,
+    SHOWN_FIELDS,
+    TITLES,
+    Count,
+    Extraction,
+    GainGroup,
+    Item,
+    Overview,
+    PaperCard,
+    Price,
+    ReportData,
+    RunInfo,
+    Source,
+    Versions,
+)
 
-# The registry's fields shown as sections of each card (schemas.fields), by item name.
-_SHOWN = {spec.item: spec for spec in BUILTIN_FIELDS if spec.shown}
-FIELDS = tuple(_SHOWN)
-TITLES = {item: spec.title for item, spec in _SHOWN.items()}
-# A user-defined field's items show as the field "custom-NAME".
-CUSTOM_PREFIX = "custom-"
-
-
-@dataclass(frozen=True)
-class Item:
-    """One extracted item of a paper, with its quote and where code found it."""
-
-    field: str  # task / method / benchmark / gain / artifact / custom-NAME
-    idx: int
-    name: str  # the gain's metric, or the task's, method's or benchmark's name
-    details: tuple[tuple[str, str], ...]
-    evidence: str
-    char_start: int | None
-    char_end: int | None
-    alignment: str  # exact / normalized / fuzzy / none
-    align_score: float | None
-    value: float | None = None  # gains only
-    unit: str | None = None  # gains only
-    value_in_evidence: bool | None = None  # gains only
-    introduced: bool | None = None  # benchmarks only: the paper introduces it
-    canonical: str | None = None  # the canonical entity's name (metric for gains)
-    aliases: tuple[str, ...] = ()  # every spelling of that entity
-
-    @property
-    def shown(self) -> str:
-        """The name items are counted by: the canonical entity's, else the item's own."""
-        return self.canonical or self.name
-
-    @property
-    def key(self) -> str:
-        return f"{self.field}-{self.idx}"
-
-    @property
-    def label(self) -> str:
-        """The name, and for a gain its value and unit when it has one."""
-        if self.value is None:
-            return self.name
-        return f"{self.name} {self.value:g}" + (f" {self.unit}" if self.unit else "")
-
-    @property
-    def located(self) -> bool:
-        """Code found the quote in the abstract (so it can be highlighted)."""
-        return self.alignment != "none" and self.char_start is not None \
-            and self.char_end is not None
-
-    @property
-    def number_unverified(self) -> bool:
-        """A claimed number that does not occur in its own quote."""
-        return self.value is not None and self.value_in_evidence is False
-
-    @property
-    def flagged(self) -> bool:
-        return not self.located or self.number_unverified
-
-    @property
-    def drafted(self) -> bool:
-        """The model proposed it (code grounded it); artifacts are found by code alone."""
-        spec = _SHOWN.get(self.field)
-        return spec.from_draft if spec is not None else True
-
-
-@dataclass(frozen=True)
-class Source:
-    file: str
-    position: int
-    line: int | None
-    collection: str | None
-    venue: str | None
-    year: int | None
-    title: str | None
-
-
-@dataclass(frozen=True)
-class Extraction:
-    extraction_id: str
-    model: str | None
-    mode: str | None
-    prompt_version: str | None
-    schema_version: str | None
-    lenient: bool
-    asks: int | None
-
-
-@dataclass(frozen=True)
-class PaperCard:
-    paper_id: str
-    text: str
-    sources: tuple[Source, ...]
-    extraction: Extraction | None
-    contribution_types: tuple[str, ...] = ()
-    items: tuple[Item, ...] = ()
-    failure: str | None = None  # why there is no extraction, when there is none
-
-    def of(self, kind: str) -> tuple[Item, ...]:
-        return tuple(item for item in self.items if item.field == kind)
-
-    @property
-    def title(self) -> str | None:
-        """The title an input gave (the text corpus has none)."""
-        return next((source.title for source in self.sources if source.title), None)
-
-    @property
-    def headline(self) -> str:
-        """The title, else the first proposed method, else the opening words."""
-        if self.title:
-            return self.title
-        methods = self.of("method")
-        if methods:
-            expansion = dict(methods[0].details).get("expansion")
-            return methods[0].name + (f" ({expansion})" if expansion else "")
-        words = self.text.split()
-        return " ".join(words[:12]) + (" …" if len(words) > 12 else "")
-
-    @property
-    def has_numbers(self) -> bool:
-        return any(item.value is not None for item in self.of("gain"))
-
-    @property
-    def flagged(self) -> tuple[Item, ...]:
-        return tuple(item for item in self.items if item.flagged)
-
-    @property
-    def collections(self) -> tuple[str, ...]:
-        return tuple(sorted({s.collection for s in self.sources if s.collection}))
-
-
-@dataclass(frozen=True)
-class Count:
-    """A name and the number of papers it occurs in."""
-
-    label: str
-    papers: int
-
-
-@dataclass(frozen=True)
-class GainGroup:
-    """Claimed gains sharing a metric and unit."""
-
-    metric: str
-    unit: str | None
-    claims: int
-    papers: int
-    with_value: int
-    value_in_quote: int
-    values: tuple[float, ...]
-
-    @property
-    def median(self) -> float | None:
-        return statistics.median(self.values) if self.values else None
-
-
-@dataclass(frozen=True)
-class Versions:
-    """Model and versions that produced the shown extractions, with their paper count."""
-
-    model: str | None
-    mode: str | None
-    prompt_version: str | None
-    schema_version: str | None
-    papers: int
-
-
-@dataclass(frozen=True)
-class Price:
-    """US dollars per million prompt and completion tokens, for pricing remote runs."""
-
-    prompt_per_million: float
-    completion_per_million: float
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    run_id: str
-    started: datetime
-    finished: datetime | None
-    status: str
-    endpoint: str | None
-    kind: str | None  # local / openai / compatible (from the run's params)
-    model: str | None
-    mode: str | None
-    prompt_version: str | None
-    schema_version: str | None
-    papersift_version: str | None
-    n_abstracts: int
-    n_extracted: int
-    n_cached: int
-    n_failed: int
-    prompt_tokens: int
-    completion_tokens: int
-    requests: int
-    reasks: int
-
-    @property
-    def seconds(self) -> float | None:
-        return (self.finished - self.started).total_seconds() if self.finished else None
-
-    def cost_usd(self, price: Price | None) -> float | None:
-        """Money spent on tokens: 0 for the local model, None when no price is known."""
-        if self.kind == "local":
-            return 0.0
-        if price is None:
-            return None
-        return (self.prompt_tokens * price.prompt_per_million
-                + self.completion_tokens * price.completion_per_million) / 1e6
-
-
-@dataclass(frozen=True)
-class Overview:
-    papers: int
-    extracted: int
-    occurrences: int
-    files: tuple[str, ...]
-    collections: tuple[Count, ...]
-    contribution_types: tuple[Count, ...]
-    top_tasks: tuple[Count, ...]
-    top_benchmarks: tuple[Count, ...]
-    new_benchmarks: tuple[Count, ...]
-    artifacts: tuple[Count, ...]  # papers releasing each kind of artifact
-    gains: tuple[GainGroup, ...]
-    versions: tuple[Versions, ...]
-    runs: tuple[RunInfo, ...]
-    items: int
-    items_not_located: int
-    numbers_unverified: int
-    lenient: int
-
-
-@dataclass(frozen=True)
-class ReportData:
-    db_path: str
-    generated: datetime
-    overview: Overview
-    papers: tuple[PaperCard, ...]
-    price: Price | None = None
-    fields: tuple[str, ...] = FIELDS  # the card sections, built-in then user-defined
-    titles: dict[str, str] = dataclasses.field(default_factory=lambda: dict(TITLES))
-    topic_map: MapData | None = None  # areas, map positions, neighbours (papersift index)
-    leaderboard: tuple[LeaderRow, ...] = ()
+__all__ = ["CUSTOM_PREFIX", "FIELDS", "SHOWN_TEXT_CHARS", "TITLES", "Count", "Extraction",
+           "GainGroup", "Item", "Overview", "PaperCard", "Price", "ReportData", "RunInfo",
+           "Source", "Versions", "item_details", "load_cards", "load_report", "load_runs",
+           "normalise_name", "shown_text", "summarise"]
 
 
 def normalise_name(name: str) -> str:
@@ -305,7 +80,7 @@ def _unverified_attributes(row: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def _item(kind: str, row: dict[str, Any],
           aliases: dict[str, tuple[str, ...]] | None = None) -> Item:
-    spec = _SHOWN.get(kind)
+    spec = SHOWN_FIELDS.get(kind)
     label = spec.label if spec is not None else "value"
     details = spec.details if spec is not None else ("unit",)
     entity = row.get("metric_entity_id" if kind == "gain" else "entity_id")
@@ -373,7 +148,7 @@ def load_cards(con: duckdb.DuckDBPyConnection) -> list[PaperCard]:
         types[row["extraction_id"]].append(row["type"])
     items: dict[str, list[Item]] = defaultdict(list)
     aliases = entity_aliases(con)
-    for kind, spec in _SHOWN.items():
+    for kind, spec in SHOWN_FIELDS.items():
         for row in _rows(con, f"SELECT * FROM {spec.view} ORDER BY extraction_id, idx"):
             items[row["extraction_id"]].append(_item(kind, row, aliases))
     for extraction_id, custom in _custom_items(con).items():

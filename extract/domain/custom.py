@@ -1,6 +1,6 @@
 """Grounding a user-defined field's values with the built-in strategies.
 
-name     looked up as written (extract.domain.assemble.find_name); not found: rejected
+name     looked up as written (extract.domain.assemble_spans.find_name); not found: rejected
 number   a number the abstract states, with the unit written next to it; else rejected
 phrase   as a task phrase: found, or the sentence sharing most of its words (flagged)
 flag     true/false; true is evidenced by the first sentence holding one of its cue words
@@ -16,13 +16,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from papersift.extract.domain.assemble import (
+from papersift.extract.domain.assemble_gains import unit_at
+from papersift.extract.domain.assemble_names import ground_tasks
+from papersift.extract.domain.assemble_spans import (
     Found,
-    _evidence,
-    _sentence_of,
-    _tasks,
-    _unit_at,
+    evidence_window,
     find_name,
+    sentence_of,
     sentence_spans,
 )
 from papersift.schemas import PaperDraft
@@ -40,8 +40,8 @@ def _values(raw: Any) -> list[Any]:
 
 def _at(text: str, spans: list[tuple[int, int]], start: int, end: int,
         status: str = "exact") -> tuple[str, Found]:
-    sentence = _sentence_of(spans, start, end)
-    low, high = _evidence(text, sentence, (start, end))
+    sentence = sentence_of(spans, start, end)
+    low, high = evidence_window(text, sentence, (start, end))
     return text[low:high], Found(status, start, end, (low, high))  # type: ignore[arg-type]
 
 
@@ -82,7 +82,7 @@ def ground_custom(spec: CustomField, raw: Any, text: str) -> tuple[list[CustomIt
             items.append(_by_words(spec, str(value), text, spans))
         elif spec.grounding == "phrase":
             draft = PaperDraft.model_construct(tasks=[str(value)])
-            for task, found in zip(*_tasks(draft, text, spans), strict=True):
+            for task, found in zip(*ground_tasks(draft, text, spans), strict=True):
                 items.append(({"value": task.name}, task.evidence, found))
         elif spec.grounding == "name":
             spot = find_name(str(value), text)
@@ -110,6 +110,6 @@ def _number(spec: CustomField, value: str, text: str, spans: list[tuple[int, int
         if start not in used and abs(number - wanted[0]) <= 1e-9 * max(1.0, abs(number)):
             used.add(start)
             evidence, found = _at(text, spans, start, end)
-            unit = _unit_at(text, start, end)
+            unit = unit_at(text, start, end)
             return {"value": text[start:end], "unit": unit}, evidence, found
     return None

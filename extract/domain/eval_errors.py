@@ -14,17 +14,16 @@ from typing import Any
 
 import duckdb
 
-from papersift.extract.domain.evaluate import (
+from papersift.extract.domain.evaluate import PredictedPaper, load_predictions, score
+from papersift.extract.domain.evaluate_gold import (
     Gold,
     GoldPaper,
-    PredictedPaper,
-    _forms,
-    _value_agrees,
-    load_predictions,
     match_one_to_one,
+    name_forms,
     names_match,
-    score,
+    value_agrees,
 )
+from papersift.warehouse import evals as stored
 
 FIELDS = ("methods", "benchmarks", "gains")
 
@@ -63,13 +62,13 @@ def paper_errors(gold: GoldPaper, pred: PredictedPaper, names: dict[str, list[st
     """The paper's errors; ``names`` holds its predicted method and benchmark names, in the
     order of ``pred``'s lists."""
     errors = PaperErrors(gold.paper_id, " ".join(pred.text.split()[:8]))
-    gold_methods = [_forms(m.forms[0], m.forms[1:]) for m in gold.methods]
+    gold_methods = [name_forms(m.forms[0], m.forms[1:]) for m in gold.methods]
     pairs = match_one_to_one(pred.methods, gold_methods, names_match)
     errors.false_positives["methods"] = [names["methods"][i] for i in
                                          _unmatched(len(pred.methods), pairs, 0)]
     errors.false_negatives["methods"] = [gold.methods[j].forms[0] for j in
                                          _unmatched(len(gold.methods), pairs, 1)]
-    gold_benches = [_forms(b.forms[0], b.forms[1:]) for b in gold.benchmarks]
+    gold_benches = [name_forms(b.forms[0], b.forms[1:]) for b in gold.benchmarks]
     predicted_benches = [forms for forms, _ in pred.benchmarks]
     pairs = match_one_to_one(predicted_benches, gold_benches, names_match)
     errors.false_positives["benchmarks"] = [names["benchmarks"][i] for i in
@@ -78,7 +77,7 @@ def paper_errors(gold: GoldPaper, pred: PredictedPaper, names: dict[str, list[st
                                             _unmatched(len(gold.benchmarks), pairs, 1)]
     numeric = [g for g in pred.gains if g[0] is not None]
     gold_numeric = [g for g in gold.gains if g.value is not None]
-    pairs = match_one_to_one(numeric, gold_numeric, lambda p, g: _value_agrees(p[0], g))
+    pairs = match_one_to_one(numeric, gold_numeric, lambda p, g: value_agrees(p[0], g))
     errors.false_positives["gains"] = [f"{_number(numeric[i][0])} ({numeric[i][1]})" for i in
                                        _unmatched(len(numeric), pairs, 0)]
     errors.false_negatives["gains"] = [
@@ -94,10 +93,8 @@ def predicted_names(con: duckdb.DuckDBPyConnection, predictions: Sequence[Predic
     out: dict[str, dict[str, list[str]]] = {
         p.paper_id: {"methods": [], "benchmarks": []} for p in predictions}
     by_extraction = {p.extraction_id: p.paper_id for p in predictions if p.extraction_id}
-    for table, key in (("extraction_methods", "methods"), ("extraction_benchmarks", "benchmarks")):
-        rows = con.execute(f"SELECT extraction_id, name FROM {table} "
-                           "WHERE list_contains(?, extraction_id) ORDER BY extraction_id, idx",
-                           [ids]).fetchall()
+    for key in ("methods", "benchmarks"):
+        rows = stored.item_names(con, key, ids)
         for extraction_id, name in rows:
             out[by_extraction[extraction_id]][key].append(str(name))
     return out
@@ -117,11 +114,7 @@ def all_errors(gold: Gold, predictions: Sequence[PredictedPaper],
 
 def paper_sources(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]) -> dict[str, str]:
     """Each paper's source label: the venue of its first occurrence, else its file name."""
-    rows = con.execute(
-        "SELECT paper_id, coalesce(venue, regexp_extract(file, '[^/]+$')) FROM sources "
-        "WHERE list_contains(?, paper_id) "
-        "QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY file, position) = 1",
-        [list(paper_ids)]).fetchall()
+    rows = stored.source_labels(con, paper_ids)
     return {str(paper_id): str(label or "unknown") for paper_id, label in rows}
 
 

@@ -10,7 +10,7 @@ import click
 
 from papersift.extract.interface import corrections as library
 from papersift.extract.interface import options
-from papersift.extract.interface.cli import _known_errors, db_option
+from papersift.extract.interface.cli_common import db_option, known_errors
 from papersift.extract.interface.serve.config import DEFAULT_PORT, TOKEN_ENV, ServeError
 
 
@@ -24,7 +24,7 @@ from papersift.extract.interface.serve.config import DEFAULT_PORT, TOKEN_ENV, Se
 @click.option("--reviewer", help="The reviewer name stored with corrections (the page can "
                                  "override it).")
 @options.apply(options.RUN_OPTIONS)
-@_known_errors
+@known_errors
 def serve_command(db: Path, host: str, port: int, token: str | None, read_only: bool,
                   reviewer: str | None, **kw: Any) -> None:
     """Serve the review UI and the JSON API over a warehouse.
@@ -58,7 +58,7 @@ def corrections_group() -> None:
               help="Write here (default: standard output).")
 @click.option("--gold", "gold_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the reviewed papers as a gold file (papersift-gold/1).")
-@_known_errors
+@known_errors
 def corrections_export(db: Path, fmt: str, out: Path | None, gold_out: Path | None) -> None:
     """Write every correction (append-only history, with its conflict state)."""
     text, count = library.write_corrections(db, out, fmt)

@@ -23,6 +23,7 @@ from papersift.extract.access.embedding import (
     model_dir,
 )
 from papersift.warehouse import areas as area_store
+from papersift.warehouse import paper_ids, reads
 from papersift.warehouse import search as sql
 from papersift.warehouse.db import WarehouseError, connect
 
@@ -46,7 +47,7 @@ def embed_new_papers(con: duckdb.DuckDBPyConnection, embedder: Embedder,
                      progress: ProgressCallback | None = None) -> tuple[int, int, float]:
     """Embed the papers whose text has no vector of this model yet: (new, cached, seconds)."""
     missing = sql.texts_without_vectors(con, embedder.model_id)
-    total = sql._count(con, "SELECT count(DISTINCT text_sha256) FROM papers")
+    total = paper_ids.distinct_texts(con)
     started = time.perf_counter()
     for start in range(0, len(missing), EMBED_CHUNK):
         chunk = missing[start:start + EMBED_CHUNK]
@@ -99,7 +100,7 @@ def index_collection(db: str | Path, *, areas: bool = True, k: int | None = None
     embedder = embedder or load_embedder()
     con = connect(db)
     try:
-        summary = IndexSummary(papers=sql._count(con, "SELECT count(*) FROM papers"))
+        summary = IndexSummary(papers=reads.count_papers(con))
         summary.embedded, summary.cached, summary.embed_seconds = embed_new_papers(
             con, embedder, progress)
         summary.keyword_index_built = sql.ensure_keyword_index(con)
@@ -156,12 +157,9 @@ def similar(db: str | Path, paper_id: str | None = None, *, text: str | None = N
         origin = None
         if paper_id is not None:
             vector = sql.stored_vector(con, paper_id, embedder.model_id)
-            row = con.execute("SELECT paper_id FROM papers WHERE paper_id LIKE ? || '%' OR "
-                              "paper_id LIKE 'sha256:' || ? || '%'",
-                              [paper_id, paper_id]).fetchone()
-            assert row is not None
-            origin = sql.paper_fields(con, [row[0]]).get(row[0])
-            exclude = row[0]
+            exclude = paper_ids.paper_id_from_prefix(con, paper_id)
+            assert exclude is not None
+            origin = sql.paper_fields(con, [exclude]).get(exclude)
         else:
             assert text is not None
             vector = embedder.embed([text])[0].tolist()

@@ -16,6 +16,7 @@ from papersift.extract.domain.entities.vocab import VocabularyError, load_vocabu
 from papersift.extract.runs.canon import CanonOptions, PassSummary, canonicalise
 from papersift.warehouse import Warehouse, WarehouseError
 from papersift.warehouse import entities as store
+from papersift.warehouse import entity_reads as reads
 from papersift.warehouse.db import connect
 from papersift.warehouse.query import QueryResult, run_sql, saved_queries
 
@@ -33,30 +34,10 @@ def build(db: Path, options: CanonOptions = CanonOptions()) -> PassSummary:
         raise EntityError(str(error)) from error
 
 
-_LIST = """
-SELECT entity_id, kind, canonical, keys, array_to_string(aliases, '; ') AS aliases,
-       direction, metric_kind,
-       (SELECT count(DISTINCT paper_id) FROM ({usage}) u WHERE u.entity_id = e.entity_id)
-           AS papers
-FROM entities e
-WHERE ($kind IS NULL OR kind = $kind) AND (NOT $merged OR len(aliases) > 1)
-  AND (NOT $unknown OR (kind = 'metric' AND direction IS NULL))
-ORDER BY papers DESC, entity_id
-LIMIT $limit
-"""
-_USAGE = """
-SELECT paper_id, entity_id FROM tasks UNION ALL SELECT paper_id, entity_id FROM methods
-UNION ALL SELECT paper_id, entity_id FROM benchmarks
-UNION ALL SELECT paper_id, metric_entity_id FROM gains
-UNION ALL SELECT paper_id, dataset_entity_id FROM gains
-"""
-
-
 def list_entities(db: Path, kind: str | None = None, merged: bool = False,
                   unknown_metrics: bool = False, limit: int = 50) -> QueryResult:
     """Entities with their spellings and how many papers use them, most used first."""
-    return run_sql(db, _LIST.format(usage=_USAGE), {
-        "kind": kind, "merged": merged, "unknown": unknown_metrics, "limit": limit})
+    return reads.list_entities(db, kind, merged, unknown_metrics, limit)
 
 
 @dataclass(frozen=True)
@@ -68,17 +49,15 @@ class EntityRef:
 
 
 def _entity(con: duckdb.DuckDBPyConnection, entity_id: str) -> EntityRef | None:
-    rows = con.execute("SELECT kind, canonical, name_key FROM entity_keys WHERE entity_id = ? "
-                       "ORDER BY name_key", [entity_id]).fetchall()
+    rows = reads.entity_keys(con, entity_id)
     if not rows:
         return None
     return EntityRef(rows[0][0], entity_id, rows[0][1], tuple(r[2] for r in rows))
 
 
 def _by_key(con: duckdb.DuckDBPyConnection, kind: str, key: str) -> EntityRef:
-    row = con.execute("SELECT entity_id FROM entity_keys WHERE kind = ? AND name_key = ?",
-                      [kind, key]).fetchone()
-    entity = _entity(con, row[0]) if row else None
+    entity_id = reads.entity_holding(con, kind, key)
+    entity = _entity(con, entity_id) if entity_id else None
     if entity is None:
         raise EntityError(f"no entity holds the {kind} key {key!r}")
     return entity
@@ -120,36 +99,13 @@ def show(db: Path, ref: str, kind: str | None = None) -> EntityView:
     try:
         entity = find(con, ref, kind)
         keys = list(entity.keys)
-        spellings = [(str(n), str(k), str(s), int(p)) for n, k, s, p in con.execute(f"""
-            SELECT n.name, n.name_key, n.source, count(DISTINCT i.paper_id)
-            FROM entity_names n LEFT JOIN ({_LIST_ITEMS}) i ON i.kind = n.kind AND i.name = n.name
-            WHERE n.kind = $kind AND list_contains($keys, n.name_key)
-            GROUP BY ALL ORDER BY 4 DESC, 1
-        """, {"kind": entity.kind, "keys": keys}).fetchall()]
-        decisions = con.execute("""
-            SELECT verdict, stage, a_key, b_key, score, detail, 'automatic' FROM entity_decisions
-            WHERE kind = $kind AND (list_contains($keys, a_key) OR list_contains($keys, b_key))
-            UNION ALL
-            SELECT verdict, 'user', a_key, b_key, NULL, note, 'user #' || seq
-            FROM entity_user_decisions
-            WHERE kind = $kind AND (list_contains($keys, a_key) OR list_contains($keys, b_key))
-            ORDER BY 7, 2, 3, 4
-        """, {"kind": entity.kind, "keys": keys}).fetchall()
-        meta = con.execute("SELECT direction, metric_kind FROM entity_keys WHERE entity_id = ? "
-                           "LIMIT 1", [entity.entity_id]).fetchone()
+        spellings = reads.spellings(con, entity.kind, keys)
+        decisions = reads.decisions_about(con, entity.kind, keys)
+        meta = reads.metric_meta(con, entity.entity_id)
     finally:
         con.close()
     return EntityView(entity, spellings, decisions, meta[0] if meta else None,
                       meta[1] if meta else None)
-
-
-_LIST_ITEMS = """
-SELECT paper_id, 'task' AS kind, name FROM tasks
-UNION ALL SELECT paper_id, 'method', name FROM methods
-UNION ALL SELECT paper_id, 'benchmark', name FROM benchmarks
-UNION ALL SELECT paper_id, 'benchmark', dataset FROM gains WHERE dataset IS NOT NULL
-UNION ALL SELECT paper_id, 'metric', metric FROM gains
-"""
 
 
 def merge(db: Path, refs: Sequence[str], kind: str | None = None,

@@ -2,46 +2,17 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from pathlib import Path
-from typing import ParamSpec, TypeVar
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from papersift.extract.domain.entities.normalise import KINDS
 from papersift.extract.interface import entities as lib
+from papersift.extract.interface.cli_common import db_option, known_errors, print_result
 from papersift.extract.runs.canon import CanonOptions, PassSummary
-from papersift.warehouse import WarehouseError
-from papersift.warehouse.query import QueryResult
 
-P = ParamSpec("P")
-R = TypeVar("R")
-_out = Console()
-_err = Console(stderr=True)
-_db = click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
-                   default="papersift.duckdb", show_default=True, envvar="PAPERSIFT_DB",
-                   help="The DuckDB warehouse file.")
 _kind = click.option("--kind", type=click.Choice(KINDS),
                      help="benchmark, method, metric or task (when a name is ambiguous).")
-
-
-def _table(result: QueryResult, fmt: str) -> None:
-    if fmt == "csv":
-        click.echo(result.to_csv(), nl=False)
-        return
-    if fmt == "json":
-        click.echo(result.to_json())
-        return
-    table = Table()
-    for column in result.columns:
-        table.add_column(column, overflow="fold")
-    for row in result.rows:
-        table.add_row(*["" if v is None else str(v) for v in row])
-    _out.print(table)
-    _err.print(f"{len(result.rows)} row(s)")
 
 
 def _summary(summary: PassSummary) -> None:
@@ -57,17 +28,6 @@ def _summary(summary: PassSummary) -> None:
         click.echo(f"  note: {note}")
 
 
-def _guarded(func: Callable[P, R]) -> Callable[P, R]:
-    """Known errors become one clean message and exit status 1."""
-
-    @functools.wraps(func)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return func(*args, **kwargs)
-        except WarehouseError as error:
-            raise click.ClickException(str(error)) from error
-
-    return wrapper
 
 
 @click.group("entities")
@@ -81,12 +41,12 @@ def entities() -> None:
 
 
 @entities.command("build")
-@_db
+@db_option
 @click.option("--aliases", "alias_files", multiple=True,
               type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Your alias TOML file(s), besides PAPERSIFT_ALIASES.")
 @click.option("--no-embeddings", is_flag=True, help="Skip the embedding-similarity stage.")
-@_guarded
+@known_errors
 def build_command(db: Path, alias_files: tuple[Path, ...], no_embeddings: bool) -> None:
     """Canonicalise new spellings (runs do this too); nothing is redone when nothing changed."""
     from papersift.extract.domain.entities.vocab import user_alias_files
@@ -96,25 +56,25 @@ def build_command(db: Path, alias_files: tuple[Path, ...], no_embeddings: bool) 
 
 
 @entities.command("list")
-@_db
+@db_option
 @_kind
 @click.option("--merged", is_flag=True, help="Only entities with several spellings.")
 @click.option("--unknown-metrics", is_flag=True,
               help="Only metrics the vocabulary does not know (no direction or kind).")
 @click.option("--limit", type=int, default=50, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
-@_guarded
+@known_errors
 def list_command(db: Path, kind: str | None, merged: bool, unknown_metrics: bool, limit: int,
                  fmt: str) -> None:
     """Entities, most used first, with their spellings."""
-    _table(lib.list_entities(db, kind, merged, unknown_metrics, limit), fmt)
+    print_result(lib.list_entities(db, kind, merged, unknown_metrics, limit), fmt)
 
 
 @entities.command("show")
 @click.argument("entity")
-@_db
+@db_option
 @_kind
-@_guarded
+@known_errors
 def show_command(entity: str, db: Path, kind: str | None) -> None:
     """One ENTITY (an id like benchmark:coco, or any spelling): its spellings and why."""
     view = lib.show(db, entity, kind)
@@ -133,10 +93,10 @@ def show_command(entity: str, db: Path, kind: str | None) -> None:
 
 @entities.command("merge")
 @click.argument("names", nargs=-1, required=True)
-@_db
+@db_option
 @_kind
 @click.option("--note", help="Why (stored with the decision).")
-@_guarded
+@known_errors
 def merge_command(names: tuple[str, ...], db: Path, kind: str | None, note: str | None) -> None:
     """Merge the entities NAMES (ids or spellings) into one: a user decision that wins."""
     merged, summary = lib.merge(db, names, kind, note)
@@ -148,10 +108,10 @@ def merge_command(names: tuple[str, ...], db: Path, kind: str | None, note: str 
 @entities.command("split")
 @click.argument("entity")
 @click.argument("names", nargs=-1)
-@_db
+@db_option
 @_kind
 @click.option("--note", help="Why (stored with the decision).")
-@_guarded
+@known_errors
 def split_command(entity: str, names: tuple[str, ...], db: Path, kind: str | None,
                   note: str | None) -> None:
     """Take the spellings NAMES out of ENTITY (without NAMES: split it completely)."""

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from papersift.extract.domain.ingest import paper_id_for
 from papersift.extract.interface.serve import review
+from papersift.extract.interface.serve.jobs import Job
 from papersift.extract.interface.serve.state import ServerState
 from papersift.warehouse import corrections
 from papersift.warehouse.corrections import CorrectionError, Review, UnknownItemError
@@ -235,15 +236,16 @@ def jobs(state: State) -> dict[str, Any]:
 
 @router.get("/jobs/{job_id}", summary="A run started through the API: status, progress")
 def job(state: State, job_id: str) -> dict[str, Any]:
-    found = state.jobs.get(job_id)
-    if found is None:
-        raise UnknownItemError(f"no job {job_id!r}")
-    return found.as_dict()
+    return _job_shown(state.jobs.get(job_id), job_id)
 
 
 @router.post("/jobs/{job_id}/cancel", summary="Cancel a queued or running API run")
 def cancel(state: State, job_id: str) -> dict[str, Any]:
-    found = state.jobs.cancel(job_id)
+    return _job_shown(state.jobs.cancel(job_id), job_id)
+
+
+def _job_shown(found: Job | None, job_id: str) -> dict[str, Any]:
+    """A job as the API shows it; an id no job has is a 404."""
     if found is None:
         raise UnknownItemError(f"no job {job_id!r}")
     return found.as_dict()

@@ -1,0 +1,201 @@
+"""Finding the draft's words in the abstract, shared by every field's grounding: sentence
+spans, the evidence window around a mention, whole-word name lookup and the tests that
+tell a proper name from a description.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from papersift.extract.domain.grounding import AlignmentStatus, align, normalize
+from papersift.schemas.paper import MAX_EVIDENCE_CHARS
+
+MIN_EVIDENCE_CHARS = 3
+
+_ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx",
+                  "U.S", "U.K", "Dr", "No")
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[$\\*A-Z0-9])")
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset({
+    "a", "an", "the", "of", "for", "and", "or", "in", "on", "with", "to", "via", "by", "from",
+    "at", "as", "is", "are", "we", "our", "this", "that", "its", "their", "using", "based",
+})
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where an item was found: its mention and the sentence used as evidence."""
+
+    status: AlignmentStatus
+    start: int
+    end: int
+    sentence: tuple[int, int]
+
+
+# --------------------------------------------------------------------------- sentences
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each sentence, leading spaces excluded; abbreviations do not end one."""
+    spans = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        before = text[max(0, match.start() - 6):match.start()]
+        if any(before.endswith(abbr) for abbr in _ABBREVIATIONS):
+            continue
+        spans.append((start, match.end()))
+        start = match.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    cleaned = []
+    for begin, end in spans:
+        piece = text[begin:end]
+        low = begin + len(piece) - len(piece.lstrip())
+        high = begin + len(piece.rstrip())
+        if high > low:
+            cleaned.append((low, high))
+    return cleaned
+
+
+def sentence_of(spans: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
+    """The sentence holding [start, end), or the run of sentences when the mention crosses
+    a boundary the splitter saw ('U.S. JTPA-eligible')."""
+    for index, (begin, first_stop) in enumerate(spans):
+        if begin <= start < first_stop:
+            stop = first_stop
+            for _, later_stop in spans[index:]:
+                stop = max(stop, later_stop)
+                if stop >= end:
+                    break
+            return begin, max(stop, end)
+    return start, end
+
+
+def evidence_window(text: str, sentence: tuple[int, int],
+                    mention: tuple[int, int]) -> tuple[int, int]:
+    """The sentence, or a window of it around the mention when it is too long to quote."""
+    begin, end = sentence
+    if end - begin < MIN_EVIDENCE_CHARS:  # a fragment: widen it within the abstract
+        begin, end = max(0, end - MIN_EVIDENCE_CHARS), min(len(text), begin + MIN_EVIDENCE_CHARS)
+    if end - begin <= MAX_EVIDENCE_CHARS:
+        return begin, end
+    half = (MAX_EVIDENCE_CHARS - (mention[1] - mention[0])) // 2
+    low = max(begin, mention[0] - max(half, 0))
+    high = min(end, low + MAX_EVIDENCE_CHARS)
+    while low > begin and not text[low - 1].isspace():
+        low += 1
+    while high < end and high > low and not text[high].isspace():
+        high -= 1
+    return low, high
+
+
+# --------------------------------------------------------------------------- finding
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(normalize(text)) if w not in _STOP}
+
+
+def _bounded(text: str, start: int, end: int) -> bool:
+    """The span is not glued to letters or digits on either side."""
+    left = text[start - 1] if start > 0 else " "
+    right = text[end] if end < len(text) else " "
+    return not (left.isalnum() and text[start].isalnum()) and not (
+        right.isalnum() and text[end - 1].isalnum())
+
+
+def whole_word(name: str, flags: int = 0) -> re.Pattern[str]:
+    """A pattern for ``name`` not glued to letters or digits on either side."""
+    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(name) + r"(?![A-Za-z0-9])", flags)
+
+
+def find_name(name: str, text: str) -> tuple[AlignmentStatus, int, int] | None:
+    """First whole-word occurrence of a name: exact, then ignoring case, then normalised."""
+    name = name.strip()
+    if not name:
+        return None
+    match = whole_word(name).search(text)
+    if match:
+        return "exact", match.start(), match.end()
+    match = whole_word(name, re.I).search(text)
+    if match:
+        return "normalized", match.start(), match.end()
+    found = align(name, text)
+    if found.status == "normalized" and found.char_start is not None \
+            and found.char_end is not None and _bounded(text, found.char_start, found.char_end):
+        return "normalized", found.char_start, found.char_end
+    return None
+
+
+def parenthetical_after(text: str, end: int) -> str | None:
+    match = re.match(r"[*_}]*\s*\(([^()]{2,100})\)", text[end:end + 110])  # '*Name* (ACR)'
+    return match.group(1).strip() if match else None
+
+
+def looks_like_acronym(name: str) -> bool:
+    letters = [c for c in name if c.isalpha()]
+    return bool(letters) and sum(c.isupper() for c in letters) >= max(2, len(letters) // 2) \
+        and len(name.split()) == 1
+
+
+def _is_named(text: str, start: int, end: int, *, strict: bool = False) -> bool:
+    """Whether a mention reads as a proper name: a capital beyond its first letter, a digit,
+    formatting markup around it, or (unless ``strict``) a capitalised word in mid-sentence
+    ('on Yelp and Goodreads'); 'a graph-based retriever' is a description. Strict is for
+    method names: one capitalised word ('Transformers', 'Shapley') is rarely a new method."""
+    mention = text[start:end]
+    if any(c.isdigit() for c in mention) or any(c.isupper() for c in mention[1:]):
+        return True
+    before = text[max(0, start - 12):start]
+    if re.search(r"(\\text\w+\{|\\emph\{|\*\*|\\mathrm\{|\\texttt\{)$", before):
+        return True
+    if strict and " " not in mention.strip():
+        return False
+    return mention[:1].isupper() and not re.search(r"(^|[.!?:]\s*)$", text[max(0, start - 3):start])
+
+
+def _trim_description(text: str, start: int, end: int) -> tuple[int, int]:
+    """Cut a name out of a described mention: lowercase words before it go ('the public
+    KuaiRand dataset' -> 'KuaiRand dataset'), and so does whatever follows the first
+    lowercase word after it ('Semantic Divergence as our core metric' -> 'Semantic
+    Divergence'); 'X (ACR)' keeps both parts."""
+    words = list(re.finditer(r"\S+", text[start:end]))
+
+    def plain(word: str) -> bool:
+        core = word.strip(".,;:()")
+        return bool(core) and not any(c.isupper() or c.isdigit() for c in core)
+
+    while len(words) > 1 and plain(words[0].group()):
+        words.pop(0)
+    for index in range(1, len(words)):
+        if plain(words[index].group()) and not words[index].group().startswith("("):
+            words = words[:index]
+            break
+    return start + words[0].start(), start + words[-1].end()
+
+
+_QUANTITY = re.compile(r"^[\d.,]+\s*[KMBkmb%]?$")
+
+
+def find_named(kind: str, name: str, text: str, rejected: list[str]) -> tuple[
+        AlignmentStatus, int, int] | None:
+    """Where a proper name sits in the abstract, trimmed of descriptive words; a name not
+    found, or a description, is noted in ``rejected``."""
+    spot = find_name(name, text)
+    if spot is None:
+        rejected.append(f"{kind} {name!r}: not in the abstract")
+        return None
+    status, start, end = spot
+    if not _is_named(text, start, end, strict=kind == "method"):
+        rejected.append(f"{kind} {name!r}: a description, not a name")
+        return None
+    start, end = _trim_description(text, start, end)
+    if _QUANTITY.match(text[start:end]):
+        rejected.append(f"{kind} {name!r}: a quantity, not a name")
+        return None
+    return status, start, end
+
+
+def name_key(name: str) -> str:
+    return " ".join(_WORD.findall(normalize(name)))
