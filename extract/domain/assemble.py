@@ -44,7 +44,7 @@ from papersift.schemas import Benchmark, DraftBenchmark, PaperDraft, PaperExtrac
 from papersift.schemas.paper import ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/14"
+ASSEMBLY_VERSION = "assemble/15"
 
 __all__ = ["ASSEMBLY_VERSION", "Assembled", "Found", "assemble", "find_name", "result_numbers",
            "sentence_spans"]
@@ -158,7 +158,7 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
                                      {name_key(b.name) for b in benchmarks}, headline)
     missed = missed_results(text, spans, {g.value for g in draft.gains}, unit_at,
                             lambda t, n, a, b: not not_a_result(t, n, a, b)
-                            and not is_condition(t, a))
+                            and not is_condition(t, a, b))
     if missed and len(draft.gains) + len(missed) <= 12:
         draft = draft.model_copy(update={"gains": [*draft.gains, *missed]})
     gains, gain_found, gain_attributes = ground_gains(draft, text, spans, rejected)
