@@ -28,8 +28,6 @@ from papersift.extract.domain.name_rules import (
 from papersift.schemas import Benchmark, DraftBenchmark, Method, PaperDraft, Task
 
 MAX_METHODS = 4  # the stored schema's cap
-# A URL the model copied into a name, with footnote digits glued before it ('HLV-1K 111https://...').
-_URL_TAIL = re.compile(r"\s*\d*(?:https?://|www\.)")
 
 _CREATION_VERB = re.compile(
     r"\b(introduc\w*|present\w*|propos\w*|releas\w*|construct\w*|build|built|curat\w*|"
@@ -101,7 +99,6 @@ def ground_methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
     candidates: list[tuple[Method, Found, int]] = []
     forms_seen: set[str] = set()
     for name in draft.methods:
-        name = _URL_TAIL.split(name)[0].strip() or name
         drafted = find_name(name, text)
         spot = find_named("method", name, text, rejected)
         if spot is None or drafted is None:
@@ -265,7 +262,8 @@ def _parts_after_proposal(text: str, spans: list[tuple[int, int]], seen: set[str
         for match in _DEFINED_PART.finditer(sentence):
             acronym, expansion = match.group(2), match.group(1).strip()
             if acronym in seen or not looks_like_acronym(acronym) or _PLURAL.match(acronym) \
-                    or _NOT_A_PART.search(expansion) or baseline_before(text, begin + match.start(1)):
+                    or _NOT_A_PART.search(expansion) \
+                    or baseline_before(text, begin + match.start(1)):
                 continue
             seen.add(acronym)
             parts.append((acronym, begin + match.start(2), begin + match.end(2), expansion))
@@ -297,8 +295,6 @@ def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
     found: list[Found | None] = []
     index: dict[str, int] = {}
     for item in draft.benchmarks:
-        if _URL_TAIL.search(item.name) and _URL_TAIL.split(item.name)[0].strip():
-            item = item.model_copy(update={"name": _URL_TAIL.split(item.name)[0].strip()})
         drafted = find_name(item.name, text)
         spot = find_named("benchmark", item.name, text, rejected)
         if spot is None or drafted is None:

@@ -14,7 +14,12 @@ from __future__ import annotations
 
 import re
 
-from papersift.extract.domain.established import established_method, known_metric
+from papersift.extract.domain.established import (
+    established_method,
+    known_metric,
+    never_a_benchmark,
+    task_phrase,
+)
 
 # A sentence presents something as the paper's own ("we propose", "this paper introduces").
 PROPOSAL_VERB = re.compile(
@@ -25,7 +30,8 @@ PROPOSAL_VERB = re.compile(
 # proposed thing uses, extends, or is compared with ("we propose X, which uses Y").
 _BLOCKING_GAP = re.compile(
     r"\b(that|which|who|whose|using|uses|use|via|with|than|such as|including|like|against|"
-    r"based|built|on top of|leverag\w*|extend\w*|from|over|into|upon|in|on|to|by|under|follow\w*|for|"
+    r"based|built|on top of|leverag\w*|extend\w*|from|over|into|upon|in|on|to|by|under|"
+    r"follow\w*|for|"
     r"and (?:evaluate|compare|test)\w*)\b|[;:]", re.I)
 _MAX_GAP = 90
 # Right after a name: it is presented as new ("X, a novel ...", "X (ours)").
@@ -78,11 +84,11 @@ def lowercase_term_acronym(text: str, acronym: str) -> bool:
     if letters < 2 or not re.fullmatch(r"[A-Z0-9][A-Za-z0-9-]*", acronym):
         return False
     for match in re.finditer(r"\(\s*" + re.escape(acronym) + r"\s*\)", text):
-        words = list(re.finditer(r"[A-Za-z][\w-]*", text[max(0, match.start() - 120):match.start()]))
+        offset = max(0, match.start() - 120)
+        words = list(re.finditer(r"[A-Za-z][\w-]*", text[offset:match.start()]))
         words = words[-min(letters, 6):]
         if len(words) < 2:
             continue
-        offset = max(0, match.start() - 120)
         first = words[0]
         lead = text[max(0, offset + first.start() - 3):offset + first.start()]
         at_sentence_start = offset + first.start() == 0 or bool(re.search(r"[.!?:]\s*$", lead))
@@ -228,6 +234,17 @@ _RESOURCE_BEFORE = re.compile(  # no name between the article and the kind word
     r"((called|named|dubbed|termed)\s+)?(\*\*|\*|\\textbf\{|\\textsc\{|\\emph\{)?$")
 
 
+_TOOL_AFTER = re.compile(
+    r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*,\s*(a|an|the|our)\s+([\w-]+\s+){0,3}?"
+    r"(package|library|toolkit|toolbox|codebase|software)\b", re.I)
+
+
+def called_a_tool(text: str, start: int, end: int) -> bool:
+    """The abstract presents this name as software right after it ('BenchBench, a python
+    package for ...'), whatever its name looks like: the paper's tool, not a benchmark."""
+    return bool(_TOOL_AFTER.match(text[end:end + 80]))
+
+
 def named_as_resource(text: str, start: int, end: int) -> bool:
     """The abstract calls this name a benchmark or dataset right next to it
     ('CausalSpatial, a diagnostic benchmark', 'a new dataset, StorySumm, ...'), so it is
@@ -266,6 +283,10 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
         return "the acronym of a lowercase term (a task or field), not a benchmark"
     if established_method(mention.strip("*_ ")) or known_metric(mention.strip("*_ ")):
         return "an established method, model or metric, not a benchmark"
+    if never_a_benchmark(mention.strip("*_ ")):
+        return "an organisation, tool, language or mathematical name, not a benchmark"
+    if task_phrase(mention.strip("*_ ")) and not named_as_resource(text, start, end):
+        return "a task, not a benchmark"
     plain_word = " " not in mention.strip() and mention[:1].isupper() and mention[1:].islower()
     if plain_word and _LIST_OF_PARTS.search(text[max(0, start - 160):start]):
         return "one of a list of task types, not a benchmark"
