@@ -33,18 +33,25 @@ from papersift.extract.domain.assemble_spans import (
     Found,
     find_name,
     name_key,
+    sentence_of,
     sentence_spans,
     whole_word,
 )
 from papersift.extract.domain.attributes import GainAttributes
 from papersift.extract.domain.gain_candidates import missed_results
 from papersift.extract.domain.grounding import Alignment
-from papersift.extract.domain.name_rules import coined_proposals, named_as_resource, title_name
+from papersift.extract.domain.name_rules import (
+    called_a_tool,
+    coined_proposals,
+    named_as_resource,
+    strictly_proposed,
+    title_name,
+)
 from papersift.schemas import Benchmark, DraftBenchmark, PaperDraft, PaperExtraction
 from papersift.schemas.paper import ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/14"
+ASSEMBLY_VERSION = "assemble/15"
 
 __all__ = ["ASSEMBLY_VERSION", "Assembled", "Found", "assemble", "find_name", "result_numbers",
            "sentence_spans"]
@@ -109,6 +116,38 @@ def _called_a_resource(name: str, text: str) -> bool:
     return spot is not None and _any_mention_a_resource(text[spot[1]:spot[2]], text)
 
 
+# A URL the model copied into a name, with footnote digits glued before it
+# ('HLV-1K 111https://...'): the name is what comes before it.
+_URL_TAIL = re.compile(r"\s*\d*(?:https?://|www\.)")
+
+
+def _without_urls(draft: PaperDraft) -> PaperDraft:
+    def cut(name: str) -> str:
+        return _URL_TAIL.split(name)[0].strip() or name
+
+    if not any(_URL_TAIL.search(n) for n in [*draft.methods, *(b.name for b in draft.benchmarks)]):
+        return draft
+    return draft.model_copy(update={
+        "methods": [cut(m) for m in draft.methods],
+        "benchmarks": [b.model_copy(update={"name": cut(b.name)}) for b in draft.benchmarks]})
+
+
+def _presented_as_method(name: str, text: str, spans: list[tuple[int, int]]) -> bool:
+    """A proposal verb introduces the name and nothing calls it a benchmark or dataset."""
+    spot = find_name(name, text)
+    if spot is None or BENCHMARK_NAME.search(name) or _any_mention_a_resource(
+            text[spot[1]:spot[2]], text):
+        return False
+    return any(strictly_proposed(text, sentence_of(spans, m.start(), m.end()), m.start(), m.end())
+               for m in whole_word(text[spot[1]:spot[2]]).finditer(text))
+
+
+def _called_a_tool(name: str, text: str) -> bool:
+    spot = find_name(name, text)
+    return spot is not None and any(called_a_tool(text, m.start(), m.end()) for m in
+                                    whole_word(text[spot[1]:spot[2]], re.I).finditer(text))
+
+
 def _any_mention_a_resource(surface: str, text: str) -> bool:
     return any(named_as_resource(text, m.start(), m.end())
                for m in whole_word(surface, re.I).finditer(text))
@@ -139,12 +178,24 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
     ``title``, when the input has one, may name the paper's method (see _from_title)."""
     spans = sentence_spans(text) or [(0, len(text))]
     rejected: list[str] = []
+    draft = _without_urls(draft)
     draft, headline, titled_benchmark = _from_title(draft, text, title)
-    named_benchmarks = [m for m in draft.methods if BENCHMARK_NAME.search(m)
-                        or _called_a_resource(m, text)]
+    tools = [b.name for b in draft.benchmarks if _called_a_tool(b.name, text)]
+    if tools:  # 'BenchBench, a python package': the paper's tool, not a benchmark
+        draft = draft.model_copy(update={
+            "benchmarks": [b for b in draft.benchmarks if b.name not in tools],
+            "methods": [*draft.methods, *(t for t in tools if t not in draft.methods)]})
+    both = [b.name for b in draft.benchmarks if b.name in draft.methods
+            and _presented_as_method(b.name, text, spans)]
+    if both:  # listed as both: a name the abstract presents as its method is a method
+        draft = draft.model_copy(update={
+            "benchmarks": [b for b in draft.benchmarks if b.name not in both]})
+    named_benchmarks = [m for m in draft.methods if (BENCHMARK_NAME.search(m)
+                        or _called_a_resource(m, text)) and not _called_a_tool(m, text)]
     # resources a proposal verb introduces by name, which the model may have missed
     introduced = [text[a:b] for a, b in coined_proposals(text, spans)
-                  if named_as_resource(text, a, b) or BENCHMARK_NAME.search(text[a:b])]
+                  if (named_as_resource(text, a, b) or BENCHMARK_NAME.search(text[a:b]))
+                  and not called_a_tool(text, a, b)]
     if named_benchmarks or introduced:  # 'CellularS2-Bench' as a method is a benchmark
         draft = draft.model_copy(update={
             "methods": [m for m in draft.methods if m not in named_benchmarks],
@@ -158,7 +209,7 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
                                      {name_key(b.name) for b in benchmarks}, headline)
     missed = missed_results(text, spans, {g.value for g in draft.gains}, unit_at,
                             lambda t, n, a, b: not not_a_result(t, n, a, b)
-                            and not is_condition(t, a))
+                            and not is_condition(t, a, b))
     if missed and len(draft.gains) + len(missed) <= 12:
         draft = draft.model_copy(update={"gains": [*draft.gains, *missed]})
     gains, gain_found, gain_attributes = ground_gains(draft, text, spans, rejected)

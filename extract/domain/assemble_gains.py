@@ -93,7 +93,10 @@ def ground_gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         if spot is None:
             rejected.append(f"gain {item.value!r} ({item.metric}): number not in the abstract")
             continue
-        value, start, end = spot
+        value, start, end = _paper_side(text, spot, stated, used)
+        if start in used:
+            rejected.append(f"gain {item.value!r}: the baseline's number in 'A vs. B'")
+            continue
         used.add(start)
         unit_end = end
         high = _RANGE_AFTER.match(text[end:end + 20])
@@ -116,6 +119,24 @@ def ground_gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
     return gains, found, attributes
 
 
+_VERSUS_BEFORE = re.compile(r"(\d[\d.,]*)\s*(?:\\?%)?\s*(?:vs\.?|versus)\s*$")
+
+
+def _paper_side(text: str, spot: tuple[float, int, int], stated: list[tuple[float, int, int]],
+                used: set[int]) -> tuple[float, int, int]:
+    """In 'A vs. B' the paper's own result is A and B is the baseline's: a draft that gave
+    B is moved to A (when A is a number the abstract states and no other gain took it)."""
+    _, start, _ = spot
+    match = _VERSUS_BEFORE.search(text[max(0, start - 40):start])
+    if match is None:
+        return spot
+    own_end = max(0, start - 40) + match.end(1)
+    for number, begin, finish in stated:
+        if finish == own_end:
+            return number, begin, finish  # already used: the caller drops the baseline's
+    return spot
+
+
 def _locate_number(item: DraftGain, value: float, text: str, spans: list[tuple[int, int]],
                    stated: list[tuple[float, int, int]], used: set[int]) -> tuple[
         float, int, int] | None:
@@ -129,7 +150,7 @@ def _locate_number(item: DraftGain, value: float, text: str, spans: list[tuple[i
     for number, start, end in stated:
         if abs(number - abs(value)) > 1e-9 * max(1.0, abs(value)) or start in used:
             continue
-        if not_a_result(text, number, start, end) or is_condition(text, start):
+        if not_a_result(text, number, start, end) or is_condition(text, start, end):
             continue
         sentence = sentence_of(spans, start, end)
         fit = len(context & content_words(text[sentence[0]:sentence[1]]))
@@ -162,11 +183,28 @@ def not_a_result(text: str, number: float, start: int, end: int) -> bool:
     return number.is_integer() and 1900 <= number <= 2100 and "." not in text[start:end]
 
 
-def is_condition(text: str, start: int) -> bool:
-    """A number after a comparison ('depth $\\ge 2$', '$\\lambda > 0$') states a condition.
-    Checked when grounding, not in the grammar's list of numbers (which only needs to be
-    a superset: narrowing it would change every cached request that it touches)."""
-    return bool(_CONDITION_BEFORE.search(text[max(0, start - 8):start]))
+def is_condition(text: str, start: int, end: int | None = None) -> bool:
+    """A number that is not a claim by where it stands: after a comparison ('depth
+    $\\ge 2$', '$\\lambda > 0$'), a citation ('[22]'), a list marker ('1)', '(2)'), a
+    setting glued to its noun ('3-second prompt', '10-shot'), a formula ('1/ε') or a
+    term inside math braces ('$\\max\\{d_x,2\\}$'). Checked when grounding, not in the
+    grammar's list of numbers (which only needs to be a superset: narrowing it would
+    change every cached request that it touches)."""
+    if _CONDITION_BEFORE.search(text[max(0, start - 8):start]):
+        return True
+    if end is None:
+        return False
+    before, after = text[max(0, start - 3):start], text[end:end + 12]
+    if re.search(r"\[[\d,\s–-]*$", before) and re.match(r"[\d,\s–-]*\]", after):
+        return True  # a citation
+    if re.match(r"\)", after) and (before.endswith("(") or re.search(r"(^|[\s:;,])$", before)) \
+            and "." not in text[start:end]:
+        return True  # a list marker: '1) ...', '(2) ...'
+    if re.match(r"-(?!fold|times|x\b)[a-z]", after):
+        return True  # a setting: '3-second', '10-shot'
+    if re.match(r"\s?/\s?[^\d\s]", after):
+        return True  # a formula: '1/ε'
+    return bool(re.search(r"[{,]$", before) and re.match(r"[,}\\]", after))  # math terms
 
 
 def result_numbers(text: str) -> list[str]:

@@ -18,6 +18,7 @@ from papersift.extract.domain.assemble_spans import (
     whole_word,
 )
 from papersift.extract.domain.name_rules import (
+    baseline_before,
     coined_proposals,
     named_as_resource,
     refused_benchmark,
@@ -71,7 +72,7 @@ def ground_tasks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]) -> 
 _PROPOSAL = re.compile(
     r"\b(we|our|this (paper|work))\b[^.;]{0,80}?\b(propos|introduc|present|develop|design|"
     r"call|dub|nam|term|build|devis|formulat|creat|offer)\w*|\bcalled\b|\bdubbed\b|"
-    r"\bnamed\b|\(ours\)", re.I)
+    r"\bnamed\b|\btermed\b|\bcoined\b|\(ours\)", re.I)
 
 
 def _proposal_mention(surface: str, text: str, spans: list[tuple[int, int]],
@@ -172,7 +173,7 @@ def ground_methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         if level < min(strongest, 1):
             rejected.append(f"method {method.name!r}: not presented as the paper's own")
             continue
-        if _part_of_another(method, [other for other, _, _ in candidates]):
+        if _part_of_another(method, [other for other, _, _ in candidates], text):
             rejected.append(f"method {method.name!r}: part of a longer name")
             continue
         if len(methods) < MAX_METHODS:
@@ -190,7 +191,7 @@ def _spelled_out(acronym: str, text: str) -> str | None:
     return None
 
 
-def _part_of_another(method: Method, others: list[Method]) -> bool:
+def _part_of_another(method: Method, others: list[Method], text: str = "") -> bool:
     """'Thompson' when 'Nested Causal Thompson Sampling (NCTS)' is also a method."""
     words = f" {name_key(method.name)} "
     for other in others:
@@ -198,12 +199,32 @@ def _part_of_another(method: Method, others: list[Method]) -> bool:
             continue
         for form in (other.name, other.expansion or "", *other.aliases):
             longer = f" {name_key(form)} "
-            if len(longer) > len(words) and words in longer:
+            # 'DCMA' and 'Box-DCMA' are two names: a hyphen joins a variant, not a part
+            if len(longer) > len(words) and words in longer and (
+                    f" {method.name} " in f" {form} " or not _stands_alone(method.name, text)):
                 return True
     return False
 
 
+def _stands_alone(name: str, text: str) -> bool:
+    """Whether some mention of ``name`` is not glued to a hyphen ('(VAP)-Diffusion' is not)."""
+    return any(not re.match(r"\)?-\w", text[m.end():m.end() + 3])
+               and text[max(0, m.start() - 1):m.start()] != "-"
+               for m in whole_word(name).finditer(text))
+
+
 _DEFINED_ACRONYM = re.compile(r"((?:[A-Z][\w-]*\s+){1,6})\(([A-Z][A-Za-z0-9-]{1,12})\)")
+# A part the paper names after presenting its method: 'Specifically, Decoupled Attribute
+# Regression (DAR) is ...', 'the proposed 3D Novel Object Discovery (3D-NOD) strategy'.
+_DEFINED_PART = re.compile(r"((?:[A-Z0-9][\w-]*\s+){2,6})\(([A-Z0-9][A-Za-z0-9-]{1,12})\)")
+# Expansions that name a resource, a measure or a class of models rather than a part.
+_NOT_A_PART = re.compile(
+    r"\b(datasets?|benchmarks?|corpus|corpora|suite|challenge|error|score|accuracy|rate|ratio|"
+    r"distance|index|metric|divergence|models|networks|learning|task)\s*$", re.I)
+_PLURAL = re.compile(r"^[A-Z0-9-]*[A-Z]s$")
+_EXISTING_WORK = re.compile(r"\b(existing|prior|previous|standard|popular|conventional|"
+                            r"such as|e\.g\.|baselines?|compared|outperform\w*|than|unlike|"
+                            r"instead of|in contrast|whereas)\b", re.I)
 
 
 def _defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
@@ -217,11 +238,36 @@ def _defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
             continue
         for match in _DEFINED_ACRONYM.finditer(sentence):
             acronym = match.group(2)
-            if not looks_like_acronym(acronym):
+            if not looks_like_acronym(acronym) or _PLURAL.match(acronym) \
+                    or baseline_before(text, begin + match.start(1)):
                 continue
             found.append((acronym, begin + match.start(2), begin + match.end(2),
                           match.group(1).strip()))
-    return found
+    return found + _parts_after_proposal(text, spans, {a for a, *_ in found})
+
+
+def _parts_after_proposal(text: str, spans: list[tuple[int, int]], seen: set[str]) -> list[
+        tuple[str, int, int, str]]:
+    """Title-case acronym definitions after the sentence that presents the paper's method:
+    the named parts of that method. Not resources, measures or model classes, and not in a
+    sentence that speaks of existing work or baselines."""
+    first = next((i for i, (b, e) in enumerate(spans) if _PROPOSAL.search(text[b:e])), None)
+    if first is None:
+        return []
+    parts = []
+    for begin, end in spans[first + 1:]:
+        sentence = text[begin:end]
+        if _EXISTING_WORK.search(sentence):
+            continue
+        for match in _DEFINED_PART.finditer(sentence):
+            acronym, expansion = match.group(2), match.group(1).strip()
+            if acronym in seen or not looks_like_acronym(acronym) or _PLURAL.match(acronym) \
+                    or _NOT_A_PART.search(expansion) \
+                    or baseline_before(text, begin + match.start(1)):
+                continue
+            seen.add(acronym)
+            parts.append((acronym, begin + match.start(2), begin + match.end(2), expansion))
+    return parts
 
 
 BENCHMARK_NAME = re.compile(r"(Bench|Benchmark|Suite|Arena|Gym)\b|-?[Bb]ench\b")

@@ -25,11 +25,19 @@ _SETUP = re.compile(r"\b(compris\w*|consist(s|ed|ing)? of|contain\w*|includ\w*|s
 _AFTER_UNIT = re.compile(r"^\s*(?:\\?%|percentage points?|pp\b|points?\b|\$?\\times\$?|×|x\b)?"
                          r"\s*(?:(?:relative|absolute|average|higher|lower|better)\s+)?"
                          r"(?:(?:in|on|of|for)\s+)?((?:[A-Za-z][\w@-]*\s*){1,4})")
+# A decimal written with a metric's name right after it ('18.6 mAP', '27.3 BLEU') is a
+# reported score even without a unit.
+_METRIC_NAME_AFTER = re.compile(
+    r"^\s*(mAP|m?AP(?:_?\w+)?|BLEU|ROUGE(?:-\w+)?|FID|F1|EM|PSNR|SSIM|dB|CIDEr|METEOR|m?IoU|"
+    r"NDCG|MRR|WER|CER|EER|AUC|AUROC|FPS)\b")
 _STOP_TAIL = frozenset({"and", "or", "over", "than", "on", "in", "across", "compared", "with",
                         "while", "the", "a", "an", "to", "at", "by", "for", "of", "respectively"})
 
 
 def _metric_after(text: str, end: int) -> str | None:
+    named = _METRIC_NAME_AFTER.match(text[end:end + 12])
+    if named is not None:
+        return named.group(1)
     match = _AFTER_UNIT.match(text[end:end + 60])
     if match is None:
         return None
@@ -56,7 +64,8 @@ def missed_results(text: str, spans: list[tuple[int, int]], stated: set[str],
             written = sentence[start:end]
             if written in seen:
                 continue
-            if unit_at(text, begin + start, begin + end) == "absolute":  # type: ignore[operator]
+            if unit_at(text, begin + start, begin + end) == "absolute" and not (  # type: ignore[operator]
+                    "." in written and _METRIC_NAME_AFTER.match(sentence[end:end + 12])):
                 continue
             if not is_result(text, number, begin + start, begin + end):  # type: ignore[operator]
                 continue

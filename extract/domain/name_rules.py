@@ -14,16 +14,24 @@ from __future__ import annotations
 
 import re
 
+from papersift.extract.domain.established import (
+    established_method,
+    known_metric,
+    never_a_benchmark,
+    task_phrase,
+)
+
 # A sentence presents something as the paper's own ("we propose", "this paper introduces").
 PROPOSAL_VERB = re.compile(
     r"\b(we|our|this (paper|work))\b[^.;]{0,80}?\b(propos|introduc|present|develop|design|"
     r"call|dub|nam|term|build|devis|formulat|creat|offer|instantiat|implement)\w*|\bcalled\b|\bdubbed\b|"
-    r"\bnamed\b|\(ours\)", re.I)
+    r"\bnamed\b|\btermed\b|\bcoined\b|\breferred to as\b|\(ours\)", re.I)
 # Words between the proposal verb and a name that make the name something else: what the
 # proposed thing uses, extends, or is compared with ("we propose X, which uses Y").
 _BLOCKING_GAP = re.compile(
     r"\b(that|which|who|whose|using|uses|use|via|with|than|such as|including|like|against|"
     r"based|built|on top of|leverag\w*|extend\w*|from|over|into|upon|in|on|to|by|under|"
+    r"follow\w*|for|"
     r"and (?:evaluate|compare|test)\w*)\b|[;:]", re.I)
 _MAX_GAP = 90
 # Right after a name: it is presented as new ("X, a novel ...", "X (ours)").
@@ -37,12 +45,59 @@ _BASELINE_BEFORE = re.compile(
     r"existing|previous|standard|vanilla|conventional|popular|classic(al)?|off-the-shelf|"
     r"pretrained|pre-trained|fine-tun\w*|backbones?|built on|based on|on top of|"
     r"extend\w*|generali[sz]\w*|adapt\w*|apply\w*|applied to|using|uses|employ\w*|"
-    r"leverag\w*)"
+    r"leverag\w*|follow(s|ing|ed)?)"
     r"\s*(\*|_|\\textbf\{|\\emph\{|\\textit\{)*$", re.I)
 # Just after a name: a building block ("Transformer-based"), or others' work ("X et al.").
 _BUILDING_BLOCK_AFTER = re.compile(
     r"^[*_}]*-(based|style|like|inspired|driven|guided|type|family|variant|backbone)\b", re.I)
 _AUTHOR_AFTER = re.compile(r"^[*_}]*,?\s*et\s+al\b")
+# Right after a name: a citation marks it as earlier work ('Gaussian Splatting [22]').
+_CITATION_AFTER = re.compile(
+    r"^[*_}]*\s*(\[\d+(?:\s*[,–-]\s*\d+)*\]|\([A-Z][\w-]+(?:\s+et\s+al\.?|\s+and\s+[A-Z][\w-]+)?"
+    r",?\s+\d{4}[a-z]?\))")
+# 'MLLMs', 'PTFs': a class of things, not the one method a paper proposes.
+_PLURAL_ACRONYM = re.compile(r"^[A-Z][A-Z0-9-]*[A-Z]s$")
+# 'VITS-based TTS': a description built around another method.
+_BUILDING_BLOCK_INSIDE = re.compile(r"\S-(based|style|like|driven|guided|inspired)\s", re.I)
+_URL = re.compile(r"(https?://|www\.)\S+")
+_WORD_BEFORE = re.compile(r"([\w-]+)\W*$")
+
+
+_EXPANSION_BEFORE = re.compile(r"(?:[A-Z0-9][\w-]*\s+){1,6}\(\s*$")
+
+
+def baseline_before(text: str, start: int) -> bool:
+    """Whether the words right before ``start`` mark what follows as existing work."""
+    return bool(_BASELINE_BEFORE.search(text[max(0, start - 60):start]))
+
+
+def inside_url(text: str, start: int, end: int) -> bool:
+    """Whether [start, end) lies inside a URL the abstract prints."""
+    return any(url.start() <= start and end <= url.end() for url in _URL.finditer(text))
+
+
+def lowercase_term_acronym(text: str, acronym: str) -> bool:
+    """Whether the abstract defines this acronym for lowercase words ('federated learning
+    (FL)', 'Molecular dynamics (MD)' at a sentence start): a term of art or a field, not
+    a coined name."""
+    letters = sum(c.isupper() for c in acronym)
+    if letters < 2 or not re.fullmatch(r"[A-Z0-9][A-Za-z0-9-]*", acronym):
+        return False
+    for match in re.finditer(r"\(\s*" + re.escape(acronym) + r"\s*\)", text):
+        offset = max(0, match.start() - 120)
+        words = list(re.finditer(r"[A-Za-z][\w-]*", text[offset:match.start()]))
+        words = words[-min(letters, 6):]
+        if len(words) < 2:
+            continue
+        first = words[0]
+        lead = text[max(0, offset + first.start() - 3):offset + first.start()]
+        at_sentence_start = offset + first.start() == 0 or bool(re.search(r"[.!?:]\s*$", lead))
+        rest = words[1:] if at_sentence_start else words
+        if all(not w.group()[:1].isupper() for w in rest):
+            return True
+    return False
+
+
 # Before a name: the paper studies a problem, setting or finding under that name.
 _PROBLEM_BEFORE = re.compile(
     r"\b(formali[sz]\w*|problem( class)?|setting|phenomenon|regime|conjecture|"
@@ -102,6 +157,18 @@ def refused_method(text: str, sentence: tuple[int, int], drafted: tuple[int, int
         return "one common capitalised word, not a coined name"
     if _AUTHOR_AFTER.match(text[end:end + 12]):
         return "an author's name"
+    if inside_url(text, start, end):
+        return "part of a URL, not a name the text gives"
+    if _BUILDING_BLOCK_INSIDE.search(f"{mention} "):
+        return "a description around a building block ('X-based Y')"
+    if not proposed and _CITATION_AFTER.match(text[end:end + 40]):
+        return "cited prior work ('X [12]')"
+    if not proposed and _PLURAL_ACRONYM.match(mention.strip("*_ ")):
+        return "a class of things (a plural acronym), not one method"
+    if not proposed and lowercase_term_acronym(text, mention.strip("*_ ")):
+        return "the acronym of a lowercase term, not a coined name"
+    if not proposed and established_method(mention.strip("*_ ")):
+        return "an established method or model, not the paper's own"
     if _BUILDING_BLOCK_AFTER.match(text[end:end + 14]):
         return "a building block ('-based'), not the paper's method"
     if _FINDING_HEAD.search(mention.rstrip("*_} ")) and not proposed:
@@ -109,6 +176,8 @@ def refused_method(text: str, sentence: tuple[int, int], drafted: tuple[int, int
     if proposed:
         return None
     before = text[max(sentence[0], start - 60):start]
+    # an acronym's own expansion before it ('Novel Object Discovery (3D-NOD)') is no cue
+    before = _EXPANSION_BEFORE.sub("", before)
     if _PROBLEM_BEFORE.search(before):
         return "a problem, setting or finding the paper studies"
     if _BASELINE_BEFORE.search(before):
@@ -121,11 +190,11 @@ def refused_method(text: str, sentence: tuple[int, int], drafted: tuple[int, int
 _COINED_AFTER_VERB = re.compile(  # used with match(text, pos): anchored there
     r"\w*\s+(?:(?:a|an|the)\s+)?(?:(?:new|novel|simple|unified|general)\s+)?"
     r"(?:(?:framework|method|model|algorithm|approach|system|agent|architecture|pipeline),?\s+)?"
-    r"(?:called\s+|named\s+|dubbed\s+)?"
+    r"(?:called\s+|named\s+|dubbed\s+|as\s+)?"
     r"(\*\*|\*|\\textbf\{|\\textsc\{|\\emph\{|\\textit\{)?"
-    r"([A-Z][A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*\+*)"
+    r"([A-Z0-9][A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*\+*)"
     r"(\*\*|\*|\})?"
-    r"(?=\s*(,|:|\(|—|--|\s+(?:a|an|the|which|that|to|for|as|algorithm|framework|method|"
+    r"(?=\s*(,|:|\(|—|--|\.(?:\s|$)|\s+(?:a|an|the|which|that|to|for|as|algorithm|framework|method|"
     r"model|system|agent)\b))")
 
 
@@ -165,6 +234,17 @@ _RESOURCE_BEFORE = re.compile(  # no name between the article and the kind word
     r"((called|named|dubbed|termed)\s+)?(\*\*|\*|\\textbf\{|\\textsc\{|\\emph\{)?$")
 
 
+_TOOL_AFTER = re.compile(
+    r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*,\s*(a|an|the|our)\s+([\w-]+\s+){0,3}?"
+    r"(package|library|toolkit|toolbox|codebase|software)\b", re.I)
+
+
+def called_a_tool(text: str, start: int, end: int) -> bool:
+    """The abstract presents this name as software right after it ('BenchBench, a python
+    package for ...'), whatever its name looks like: the paper's tool, not a benchmark."""
+    return bool(_TOOL_AFTER.match(text[end:end + 80]))
+
+
 def named_as_resource(text: str, start: int, end: int) -> bool:
     """The abstract calls this name a benchmark or dataset right next to it
     ('CausalSpatial, a diagnostic benchmark', 'a new dataset, StorySumm, ...'), so it is
@@ -197,6 +277,16 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
             and cut_after[0] not in _JOINING_WORDS:
         return "part of a description, not a name"
     mention = text[start:end]
+    if inside_url(text, start, end):
+        return "part of a URL, not a name the text gives"
+    if lowercase_term_acronym(text, mention.strip("*_ ")):
+        return "the acronym of a lowercase term (a task or field), not a benchmark"
+    if established_method(mention.strip("*_ ")) or known_metric(mention.strip("*_ ")):
+        return "an established method, model or metric, not a benchmark"
+    if never_a_benchmark(mention.strip("*_ ")):
+        return "an organisation, tool, language or mathematical name, not a benchmark"
+    if task_phrase(mention.strip("*_ ")) and not named_as_resource(text, start, end):
+        return "a task, not a benchmark"
     plain_word = " " not in mention.strip() and mention[:1].isupper() and mention[1:].islower()
     if plain_word and _LIST_OF_PARTS.search(text[max(0, start - 160):start]):
         return "one of a list of task types, not a benchmark"

@@ -1,0 +1,68 @@
+"""Names the field already has: established methods and models (the curated alias table's
+methods plus established.toml) and the metric vocabulary. A small model lists them as the
+paper's own methods ("GPT-4", "FedAvg", "Transformer") or as benchmarks; the grounding code
+refuses them there. Only the shipped files are read, never the user's alias files, so the
+same draft always grounds the same way (the files are part of the assembly's version)."""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from pathlib import Path
+
+from papersift.extract.domain.entities.normalise import name_key
+from papersift.extract.domain.entities.vocab import SHIPPED, load_vocabulary
+
+_EXTRA = Path(__file__).with_name("established.toml")
+
+
+@functools.cache
+def _not_benchmarks() -> frozenset[str]:
+    names = tomllib.loads(_EXTRA.read_text(encoding="utf-8"))["not_benchmarks"]
+    return frozenset(name_key(name) for name in names) - {""}
+
+
+@functools.cache
+def _known() -> tuple[frozenset[str], frozenset[str]]:
+    vocabulary = load_vocabulary(files=())
+    methods = {key for kind, key in vocabulary.by_alias if kind == "method"}
+    extra = tomllib.loads(_EXTRA.read_text(encoding="utf-8"))["names"]
+    methods |= {name_key(name, "method") for name in extra}
+    metrics = {key for kind, key in vocabulary.by_alias if kind == "metric"}
+    return frozenset(methods - {""}), frozenset(metrics - {""})
+
+
+def established_method(name: str) -> bool:
+    """Whether ``name`` is an established method or model (normalised comparison)."""
+    return name_key(name, "method") in _known()[0]
+
+
+def never_a_benchmark(name: str) -> bool:
+    """Organisations, tools, languages and mathematical names: never a benchmark."""
+    return name_key(name) in _not_benchmarks()
+
+
+_TASK_HEAD = re.compile(
+    r"\b(answering|detection|segmentation|classification|generation|translation|retrieval|"
+    r"recognition|reasoning|summari[sz]ation|forecasting|estimation|prediction|captioning|"
+    r"tracking|synthesis|understanding|completion|recommendation|parsing|alignment)$", re.I)
+
+
+def task_phrase(name: str) -> bool:
+    """A plain multi-word phrase that names a task ('Visual Question Answering'): no
+    digits and no capitals inside words, ending in a task word."""
+    words = name.split()
+    return len(words) >= 2 and not any(c.isdigit() for c in name) \
+        and not any(c.isupper() for word in words for c in word[1:]) \
+        and bool(_TASK_HEAD.search(name.strip()))
+
+
+def known_metric(name: str) -> bool:
+    """Whether ``name`` is a metric of the vocabulary ('BLEU', 'top-1 accuracy')."""
+    return name_key(name, "metric") in _known()[1]
+
+
+def vocabulary_files() -> tuple[Path, ...]:
+    """The files these lists come from (for versioning)."""
+    return (*SHIPPED, _EXTRA)

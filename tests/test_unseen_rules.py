@@ -1,0 +1,80 @@
+"""The grounding rules added for abstracts outside the bundled corpus (issue 12), on
+invented sentences (hand-written, not from any paper): cited and established methods,
+plural acronyms, acronyms of lowercase terms, names inside URLs, the named parts of a
+proposed method, and numbers that are citations, list markers, settings or the
+baseline's side of 'A vs. B'."""
+
+from __future__ import annotations
+
+from papersift.extract.domain.assemble import assemble
+from papersift.extract.domain.established import established_method, known_metric
+from papersift.extract.domain.name_rules import inside_url, lowercase_term_acronym
+from papersift.schemas import PaperDraft
+
+
+def _draft(methods: list[str] = (), benchmarks: list[str] = (),  # type: ignore[assignment]
+           gains: list[tuple[str, str]] = ()) -> PaperDraft:  # type: ignore[assignment]
+    return PaperDraft.model_validate({
+        "tasks": ["image retrieval"], "methods": list(methods),
+        "benchmarks": [{"name": b, "new": False} for b in benchmarks],
+        "gains": [{"value": v, "metric": m} for v, m in gains], "types": ["method"]})
+
+
+def test_cited_plural_and_established_names_are_not_the_papers_method() -> None:
+    text = ("We propose TileNet, a retriever for satellite tiles. It refines Gaussian "
+            "Splatting [14] with help from pretrained multimodal models (MLLMs). We compare "
+            "it with FedAvg and a VITS-based TTS front end.")
+    for others in (["Gaussian Splatting", "MLLMs"], ["FedAvg", "VITS-based TTS"]):
+        got = assemble(_draft(["TileNet", *others]), text).extraction.methods
+        assert [m.name for m in got] == ["TileNet"]
+
+
+def test_the_acronym_of_a_lowercase_term_is_a_field_not_a_name() -> None:
+    text = ("Federated learning (FL) trains across clients. We present Decoupled Client "
+            "Routing (DCR) for FL.")
+    assert lowercase_term_acronym(text, "FL")  # sentence-initial capital does not count
+    assert not lowercase_term_acronym(text, "DCR")
+    got = assemble(_draft(["FL", "DCR"], ["FL"]), text).extraction
+    assert [m.name for m in got.methods] == ["DCR"] and got.benchmarks == []
+
+
+def test_a_name_inside_a_url_and_a_url_copied_into_a_name() -> None:
+    text = ("We build OrbitQA, a benchmark of orbital questions 12https://example.org/OrbitQA "
+            "and evaluate on it. Code: https://example.org/TileKit")
+    start = text.rindex("TileKit")
+    assert inside_url(text, start, start + len("TileKit"))
+    got = assemble(_draft(["TileKit"], ["OrbitQA 12https://example.org/OrbitQA"]),
+                   text).extraction
+    assert [b.name for b in got.benchmarks] == ["OrbitQA"] and got.methods == []
+
+
+def test_named_parts_after_the_proposal_are_methods_unless_resources_or_measures() -> None:
+    text = ("We propose StarDet for sparse detection. Specifically, Adaptive Center "
+            "Regression (ACR) widens the range, and the Quality Aware Head (QAH) scores boxes. "
+            "We report Mean Box Error (MBE) on the Sparse Road Dataset (SRD).")
+    names = [m.name for m in assemble(_draft(["StarDet"]), text).extraction.methods]
+    assert names == ["StarDet", "ACR", "QAH"]
+
+
+def test_a_variant_joined_by_a_hyphen_is_its_own_method_but_a_glued_prefix_is_not() -> None:
+    text = ("We propose Cross Modal Alignment (CMA). Adding box cues to it is termed Box-CMA. "
+            "We also build Visual Cue Prompts (VCP)-Fusion. VCP-Fusion fuses cues.")
+    names = [m.name for m in assemble(_draft(["CMA", "Box-CMA", "VCP", "VCP-Fusion"]),
+                                      text).extraction.methods]
+    assert "CMA" in names and "Box-CMA" in names and "VCP" not in names
+
+
+def test_citations_list_markers_settings_and_formulas_are_not_results() -> None:
+    text = ("Prior work [22] has two flaws: 1) slow decoding and 2) drift. With a 3-second "
+            "prompt and error 1/ε, our method reaches 18.6 mAP, outperforming the best "
+            "baseline by 3.5 mAP (AP of 9.17 vs. 3.61).")
+    draft = _draft(gains=[("22", "citation"), ("1", "decoding"), ("3", "prompt length"),
+                          ("3.61", "AP")])
+    values = sorted(g.value for g in assemble(draft, text).extraction.claimed_gains)
+    assert values == [3.5, 9.17, 18.6]  # 3.61 moved to the paper's side; metric names added
+
+
+def test_the_vocabularies_know_established_models_and_metrics() -> None:
+    assert established_method("GPT-4") and established_method("llama 3")
+    assert established_method("FedAvg") and not established_method("TileNet")
+    assert known_metric("BLEU") and not known_metric("OrbitQA")
