@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from papersift.schemas.fields import child_tables
-from papersift.warehouse.db import WarehouseError
+from papersift.warehouse.db import WarehouseError, transaction
 from papersift.warehouse.store import WRITABLE_TABLES, Batch, RunCounts, Warehouse, row_key
 
 # What produced a run's answers, as each extraction row stores it.
@@ -132,18 +132,13 @@ def merge_run(db: Path, out: Path, run_id: str, *, params: dict[str, Any],
         present = [t for t in WRITABLE_TABLES if has_partitions(out, t)]
         if "run_papers" not in present:
             raise MergeError(f"{out}: no extraction partitions; run the shards first")
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             for table in present:
                 _merge_table(warehouse, out, table)
             counts = _run_counts(con, out, run_id)
             warehouse.start_run(run_id, **_run_provenance(con, out, run_id), params=params,
                                 inputs=list(inputs), papersift_version=papersift_version)
             warehouse.finish_run(run_id, "finished", counts)
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
         con.execute("CHECKPOINT")
     return counts
 
