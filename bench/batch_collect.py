@@ -4,7 +4,7 @@ Builds (once, cached under --work) a synthetic corpus of N abstracts, the reques
 papersift sends for each, and a result file answering every line as the simulated
 endpoint would (``bench.simendpoint.completion_for``). Then, in a fresh process per
 measurement, a warehouse with the papers, the run and the batch stored (as after a
-submit) collects the file through ``BatchRunner._collect``, the code a real run uses:
+submit) collects the file through ``BatchDispatch.collect``, the code a real run uses:
 parse every line with instructor, ground it, build its rows, write them. Prints the
 collection time, answers/s, the process's CPU seconds (its own and its workers'), peak
 RSS (``ru_maxrss``; a process that only imports papersift is about 120 MiB) and the rows
@@ -33,8 +33,8 @@ from bench.synth import write_corpus
 from papersift.extract.access.extractor import Extractor
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.domain.ingest import ingest
-from papersift.extract.runs.batch import BatchRunner, prepare_request, read_jsonl
-from papersift.extract.runs.pipeline import ingest_batch, jobs_from
+from papersift.extract.runs.batch import BatchDispatch, prepare_request, read_jsonl
+from papersift.extract.runs.pipeline import Runner, ingest_batch, jobs_from
 from papersift.prompts import load_prompt
 from papersift.warehouse import Warehouse
 from papersift.warehouse.batches import BatchRecord, BatchRequest, record_submission
@@ -73,10 +73,11 @@ def collect(work: Path, answers: int) -> dict[str, float]:
         ingested = ingest([work / f"corpus-{answers}"])
         wh.write(ingest_batch(ingested, None))
         jobs = jobs_from(ingested)
-        runner = BatchRunner(wh, extractor)
+        dispatch = BatchDispatch(wh)
+        runner = Runner(wh, extractor, dispatch=dispatch)
         runner.start()
         wanted = {extractor.key_for(job.text): job for job in jobs}
-        runner._jobs.update((job.paper_id, job) for job in jobs)
+        runner.add_jobs(jobs)
         record = BatchRecord(batch_id=BATCH_ID, run_id=runner.run_id,
                              endpoint=ENDPOINT.cache_identity, model=ENDPOINT.model,
                              mode=ENDPOINT.mode, prompt_version=extractor.prompt.version,
@@ -87,13 +88,13 @@ def collect(work: Path, answers: int) -> dict[str, float]:
         record_submission(wh, record, [BatchRequest(job.paper_id, job.paper_id, key)
                                        for key, job in wanted.items()])
         text = results.read_text(encoding="utf-8")
-        runner._download = lambda file_id: read_jsonl(text) if file_id else {}  # type: ignore[method-assign]
+        # The result file from disk instead of the provider's files API.
+        dispatch.download = (  # type: ignore[method-assign]
+            lambda _client, file_id: read_jsonl(text) if file_id else {})
         before = resource.getrusage(resource.RUSAGE_SELF)
         started = time.perf_counter()
-        runner._collect(record, wanted)
-        rows = getattr(runner, "_rows", None)  # the row workers (absent before issue 18)
-        if rows is not None:
-            rows.close()
+        dispatch.collect(record, wanted, runner)
+        runner.stop_row_workers()
         seconds = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_SELF)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -117,9 +117,9 @@ def main() -> None:
                                      max_reasks=0, concurrency=args.concurrency,
                                      retry=policy, transport=SlowFakeFactory(latency))
             result = run_on_ray(shards, settings, workers=workers)
-            busy = sum(r.seconds for r in result.shards)
+            busy = sum(r.summary.seconds for r in result.shards)
             print(f"ray, {workers} worker(s): sharding {sharding:.2f} s; {result.line()} = "
-                  f"{result.total('papers') / result.seconds:,.1f} abstracts/s; shard time "
+                  f"{result.total('n_abstracts') / result.seconds:,.1f} abstracts/s; shard time "
                   f"{busy:.1f} s summed ({busy / workers / result.seconds:.0%} of the wall "
                   f"time per worker); Parquet {size_mb(out):.2f} MB in "
                   f"{len(list(out.rglob('*.parquet')))} files")

@@ -1,9 +1,8 @@
 """Schema v2, stored side: the fields papersift keeps for one abstract.
 
 Field descriptions are written for the model: instructor sends them inside the JSON
-schema. Validators enforce what code can check: every evidence quote must be found in
-the abstract (through a ``locate`` callable in the validation context) and every number
-of a claimed gain must occur in its evidence. A failure becomes a re-ask.
+schema. The items are built and grounded by code (extract.domain.assemble), which finds
+each quote in the abstract itself; these models only hold and check their shape.
 
 This module imports nothing else of the project's (see the import contracts).
 """
@@ -12,12 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
-
-from papersift.schemas.numbers import numbers_in, value_matches
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ContributionType = Literal[
     "method", "benchmark", "dataset", "theory", "empirical_analysis", "position", "system"
@@ -28,23 +24,10 @@ GainUnit = Literal["%", "pp", "x", "points", "absolute", "other"]
 
 MAX_EVIDENCE_CHARS = 400
 
-# A locate callable answers "is this quote in the abstract?"; extract.grounding
-# supplies it with the abstract through the validation context as {"locate": fn}.
-Locate = Callable[[str], bool]
-
 EVIDENCE_DESCRIPTION = (
     "A short quote copied word for word from the abstract (one clause or sentence) that "
     "supports this item. Do not paraphrase, do not add words."
 )
-
-
-def _locate_from(info: ValidationInfo) -> Locate | None:
-    context = info.context
-    if isinstance(context, dict):
-        locate = context.get("locate")
-        if callable(locate):
-            return locate  # type: ignore[no-any-return]
-    return None
 
 
 def _evidence_field() -> Any:
@@ -61,17 +44,6 @@ class Grounded(BaseModel):
     the model names the item first and then quotes the words that support it)."""
 
     model_config = ConfigDict(extra="forbid")
-
-    @field_validator("evidence", check_fields=False)
-    @classmethod
-    def evidence_is_in_the_abstract(cls, quote: str, info: ValidationInfo) -> str:
-        locate = _locate_from(info)
-        if locate is not None and not locate(quote):
-            raise ValueError(
-                f"the evidence quote {quote!r} is not in the abstract; copy the abstract's "
-                "words exactly instead of rewording them"
-            )
-        return quote
 
 
 class Task(Grounded):
@@ -147,18 +119,6 @@ class ClaimedGain(Grounded):
         max_length=200,
     )
     evidence: str = _evidence_field()
-
-    @model_validator(mode="after")
-    def value_occurs_in_evidence(self, info: ValidationInfo) -> ClaimedGain:
-        if self.value is not None and _locate_from(info) is not None:
-            found = numbers_in(self.evidence)
-            if not value_matches(self.value, found):
-                raise ValueError(
-                    f"the value {self.value:g} does not occur in the evidence {self.evidence!r}; "
-                    "give the number exactly as the evidence writes it, or quote the sentence "
-                    "that contains it"
-                )
-        return self
 
 
 class PaperExtraction(BaseModel):

@@ -14,7 +14,7 @@ import pytest
 import papersift
 from papersift.errors import PapersiftError
 
-INTERNAL = {"papersift.extract.access.llm.RetryableStatusError",
+INTERNAL = {"papersift.extract.access.transport.RetryableStatusError",
             "papersift.extract.runs.rowbuild.WorkerGoneError",  # caught where raised
             "papersift.extract.domain.ingest_tables.ParquetReadError"}  # caught by ingest
 

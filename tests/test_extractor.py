@@ -47,7 +47,7 @@ def _extractor(server: ScriptedServer, sleeps: list[float] | None = None,
 def test_good_answer_is_validated_and_logged() -> None:
     server = ScriptedServer([ok(GOOD, prompt_tokens=321, completion_tokens=77)])
     outcome = _extractor(server).extract("sha256:p", ABSTRACT)
-    assert outcome.ok and not outcome.lenient and outcome.failure is None
+    assert outcome.ok and outcome.failure is None
     assert outcome.draft is not None
     assert outcome.draft.methods == ["FastMix"]
     assert [(c.ask, c.attempt, c.status) for c in outcome.calls] == [(1, 1, "ok")]

@@ -9,18 +9,15 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from pydantic import ValidationError
 
 from papersift.extract.domain.grounding import (
     FUZZY_THRESHOLD,
     MIN_FUZZY_CHARS,
     Alignment,
     align,
-    locator,
     normalize,
 )
 from papersift.extract.domain.ingest import ingest
-from papersift.schemas.paper import Task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -205,7 +202,6 @@ def test_sentence_from_another_abstract_is_not_found(abstracts: list[str]) -> No
     quote = "Sequential recommendation predicts which item a user will interact with next."
     assert quote in other
     assert align(quote, text).status == "none"
-    assert not locator(text)(quote)
 
 
 @pytest.mark.parametrize(
@@ -274,28 +270,6 @@ def test_offsets_stay_in_bounds(abstracts: list[str]) -> None:
             assert found.char_start is None and found.char_end is None
         else:
             span(found, source)
-
-
-# --------------------------------------------------------------------------- locator
-
-
-def test_locator_in_schema_validation(abstracts: list[str]) -> None:
-    text = find(abstracts, COCHI)
-    context = {"locate": locator(text)}
-    good = {"name": "LLM calibration", "evidence": "improves calibration by identifying"}
-    assert Task.model_validate(good, context=context).evidence == good["evidence"]
-    misquote = {"name": "LLM calibration", "evidence": COCHI.replace("metrics", "metrcis")}
-    Task.model_validate(misquote, context=context)
-    invented = {"name": "LLM calibration", "evidence": "CoCHI doubles accuracy on every benchmark"}
-    with pytest.raises(ValidationError, match="evidence"):
-        Task.model_validate(invented, context=context)
-
-
-def test_locator_threshold() -> None:
-    text = "Experiments on twelve datasets show steady gains in accuracy for small models."
-    quote = "Experiments on twelve datsets show steady gains in accuracy for small models."
-    assert locator(text)(quote)
-    assert not locator(text, threshold=1.0)(quote)
 
 
 # --------------------------------------------------------------------------- bench

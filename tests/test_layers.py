@@ -13,7 +13,6 @@ SQL = re.compile(r"^\s*(SELECT\b.*\bFROM\b|SELECT \S|INSERT INTO|UPDATE \w+ SET|
                  r"(CREATE|DROP|ALTER) (OR REPLACE )?(TEMP )?(TABLE|VIEW|INDEX|MACRO)|WITH \w+ AS)",
                  re.DOTALL)
 NOT_YET_MOVED = {
-    "extract/runs/batch.py", "extract/runs/distributed.py",
     # brought in by the merges of issues 12, 15, 16 and 17 (42 strings in 7 modules)
     "extract/interface/serve/api.py",
     "extract/interface/serve/pages.py", "extract/interface/serve/review.py",

@@ -26,6 +26,7 @@ from papersift.extract.access.recording import Recording, ReplayTransport
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.distributed import (
     DistributedError,
+    MergeError,
     ShardExtractor,
     ShardSettings,
     export_cache_snapshot,
@@ -133,7 +134,7 @@ def test_ray_shards_store_the_same_rows_as_one_process(local_ray: None, tmp_path
     assert len(shards) == 4
     summary = run_on_ray(shards, shard_settings(out, "run_sharded_1"), workers=2)
     assert [r.shard for r in summary.shards] == [0, 1, 2, 3]
-    assert (summary.total("extracted"), summary.total("failed")) == (10, 1)
+    assert (summary.total("n_extracted"), summary.total("n_failed")) == (10, 1)
 
     # DuckDB reads the partitions in place, with the shard from the directory name.
     import duckdb
@@ -177,7 +178,7 @@ def test_a_retried_shard_replaces_its_files_and_a_run_merges_once(tmp_path: Path
         second = worker.extract_shard(1, shards[1])
     finally:
         worker.extractor.close()
-    assert (first.extracted, second.extracted) == (5, 5)
+    assert (first.summary.n_extracted, second.summary.n_extracted) == (5, 5)
     assert missing_shards(shards, out) == [shards[0]]
     assert sorted(p.relative_to(out) for p in out.rglob("*.parquet")) == files
     assert not list(out.rglob("*.partial"))
@@ -187,7 +188,7 @@ def test_a_retried_shard_replaces_its_files_and_a_run_merges_once(tmp_path: Path
     merge_into(db, out, "run_retry")
     assert stored_rows(db, "SELECT count(*) FROM run_papers") == [(5,)]
     assert stored_rows(db, "SELECT count(*) FROM papers") == [(11,)]
-    with pytest.raises(DistributedError, match="already in the warehouse"):
+    with pytest.raises(MergeError, match="already in the warehouse"):
         merge_into(db, out, "run_retry")
     assert stored_rows(db, "SELECT count(*) FROM calls") == [(5,)]
 
@@ -205,10 +206,10 @@ def test_workers_reuse_the_warehouse_cache_through_a_snapshot(tmp_path: Path) ->
     worker = ShardExtractor(replace(shard_settings(out, "run_cached", snapshot),
                                     transport=refusing_transport))
     try:
-        report = worker.extract_shard(0, shard)
+        report = worker.extract_shard(0, shard).summary
     finally:
         worker.extractor.close()
-    assert (report.cached, report.extracted, report.failed, report.prompt_tokens) == \
+    assert (report.n_cached, report.n_extracted, report.n_failed, report.prompt_tokens) == \
         (10, 0, 1, 0)
     merge_into(db, out, "run_cached")
     assert stored_rows(db, "SELECT count(*) FROM calls WHERE run_id = 'run_cached'") == [(0,)]
@@ -257,11 +258,11 @@ def test_a_worker_paces_at_its_share_of_the_rate_limit(tmp_path: Path) -> None:
         worker = ShardExtractor(ShardSettings(out=out, run_id="run_paced", endpoint=endpoint,
                                               concurrency=16, rpm=600))
         try:
-            report = worker.extract_shard(0, shard)
+            report = worker.extract_shard(0, shard).summary
         finally:
             worker.extractor.close()
         stats = sim.stats()
-    assert (report.papers, report.extracted, report.failed) == (63, 63, 0)
+    assert (report.n_abstracts, report.n_extracted, report.n_failed) == (63, 63, 0)
     assert stats["by_status"] == {"200": 63}
     assert stats["rate_limited"] == {"requests": 0, "tokens": 0}
     # 63 requests at 9.5 a second after a first burst of 9: at least 5.6 s.

@@ -41,7 +41,7 @@ def test_the_cached_answer_model_sends_what_a_fresh_wrap_sends(mode: str,
     endpoint = dataclasses.replace(ENDPOINT, mode=mode, constrain_json=constrain)
     extractor = Extractor(endpoint, load_prompt())
     try:
-        kwargs = extractor._create_kwargs(ABSTRACT)
+        kwargs = extractor.create_kwargs(ABSTRACT)
     finally:
         extractor.close()
     assert kwargs.pop("response_model") is answer_model()

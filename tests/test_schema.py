@@ -1,4 +1,4 @@
-"""Schema v1 validators: quotes must be in the abstract, numbers in their quotes."""
+"""The stored schema: the shape it checks, the JSON schema sent, its version, numbers."""
 
 from __future__ import annotations
 
@@ -7,11 +7,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from papersift.extract.domain.grounding import locator
 from papersift.schemas import PaperExtraction, json_schema, schema_version
 from papersift.schemas.numbers import numbers_in, value_matches
-
-TEXT = "Our method, QuickNet, improves top-1 accuracy by 3.2% on ImageNet and runs twice as fast."
 
 
 def _answer(**changes: Any) -> dict[str, Any]:
@@ -28,38 +25,10 @@ def _answer(**changes: Any) -> dict[str, Any]:
     return base
 
 
-def _validate(answer: dict[str, Any]) -> PaperExtraction:
-    return PaperExtraction.model_validate(answer, context={"locate": locator(TEXT)})
-
-
-def test_a_grounded_answer_validates_and_repeats_collapse() -> None:
-    result = _validate(_answer())
+def test_an_answer_validates_and_repeats_collapse() -> None:
+    result = PaperExtraction.model_validate(_answer())
     assert result.contribution_types == ["method"]
     assert result.methods[0].aliases == []
-
-
-def test_a_quote_not_in_the_abstract_is_rejected() -> None:
-    answer = _answer(methods=[{"name": "QuickNet", "evidence": "We present the amazing QuickNet"}])
-    with pytest.raises(ValidationError, match="not in the abstract"):
-        _validate(answer)
-
-
-def test_a_value_not_in_its_quote_is_rejected() -> None:
-    gains = [{"metric": "top-1 accuracy", "value": 4.0, "unit": "%", "kind": "improvement",
-              "evidence": "top-1 accuracy by 3.2%"}]
-    with pytest.raises(ValidationError, match="does not occur in the evidence"):
-        _validate(_answer(claimed_gains=gains))
-
-
-def test_number_words_count_as_numbers() -> None:
-    gains = [{"metric": "speed", "value": 2, "unit": "x", "kind": "efficiency",
-              "evidence": "runs twice as fast"}]
-    assert _validate(_answer(claimed_gains=gains)).claimed_gains[0].value == 2
-
-
-def test_without_context_only_the_shape_is_checked() -> None:
-    answer = _answer(methods=[{"name": "QuickNet", "evidence": "words not in any abstract"}])
-    assert PaperExtraction.model_validate(answer).methods[0].name == "QuickNet"
 
 
 @pytest.mark.parametrize("change", [
@@ -95,3 +64,4 @@ def test_numbers_in_text() -> None:
     assert numbers_in("from 1,024 to 2.5x, 12% and GPT-4") == [1024.0, 2.5, 12.0, 4.0]
     assert value_matches(-3.0, [3.0])
     assert not value_matches(3.1, [3.0])
+    assert value_matches(2, numbers_in("runs twice as fast"))  # number words are numbers

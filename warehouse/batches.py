@@ -133,6 +133,12 @@ def get_batch(warehouse: Warehouse, batch_id: str) -> BatchRecord:
     return _record(row)
 
 
+def batch_ids(warehouse: Warehouse) -> set[str]:
+    """The ids of every stored batch."""
+    return {str(row[0]) for row in warehouse.con.execute(
+        "SELECT batch_id FROM batches").fetchall()}
+
+
 def requests_of(warehouse: Warehouse, batch_id: str) -> list[BatchRequest]:
     rows = warehouse.con.execute(
         "SELECT custom_id, paper_id, cache_key FROM batch_requests WHERE batch_id = ? "

@@ -46,6 +46,11 @@ _KEYS = {
 }
 
 
+def row_key(table: str) -> tuple[str, ...] | None:
+    """The key columns of a keyed table; None for a table whose rows are not keyed."""
+    return _KEYS.get(table)
+
+
 @dataclass
 class Batch:
     """Rows for several tables, written together in one transaction."""

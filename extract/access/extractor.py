@@ -57,7 +57,6 @@ class Outcome:
     cache_key: str
     draft: PaperDraft | None = None  # the model's answer, grounded by code when recorded
     extraction: PaperExtraction | None = None  # an answer that arrives grounded already
-    lenient: bool = False
     failure: Failure | None = None
     calls: list[CallRecord] = field(default_factory=list)
     asks: int = 0
@@ -195,7 +194,9 @@ class Extractor:
             options["extra_body"] = {"response_format": {"type": "json_object"}}
         return options
 
-    def _create_kwargs(self, text: str) -> dict[str, Any]:
+    def create_kwargs(self, text: str) -> dict[str, Any]:
+        """The arguments instructor's ``create`` gets for this abstract (a Batch API line
+        is built from the same)."""
         # No `context=`: with one, instructor renders every message as a Jinja
         # template, and '{{ 7*7 }}' or '{%' in an abstract would be evaluated.
         return {
@@ -217,7 +218,7 @@ class Extractor:
         with call_log(self._secrets) as log:
             try:
                 outcome.draft = self.client.chat.completions.create(
-                    max_retries=Retrying(**self._reask_rule()), **self._create_kwargs(text)
+                    max_retries=Retrying(**self._reask_rule()), **self.create_kwargs(text)
                 )
             except (IncompleteOutputException, InstructorRetryException,
                     openai.APIError) as error:
@@ -247,7 +248,7 @@ class Extractor:
             try:
                 outcome.draft = await self._async_client.chat.completions.create(
                     max_retries=AsyncRetrying(**self._reask_rule()),
-                    **self._create_kwargs(text),
+                    **self.create_kwargs(text),
                 )
             except (IncompleteOutputException, InstructorRetryException,
                     openai.APIError) as error:
@@ -289,13 +290,13 @@ class Extractor:
             outcome.failure = _request_failure(cause, log)
             return
         # Re-asks ran out: say why the last answer was refused.
-        text = _completion_text(error.last_completion)
+        text = completion_text(error.last_completion)
         if text is not None:
             try:
                 self.fields.draft_model.model_validate_json(text)
                 reason, detail = "schema_violation", str(error)
             except ValidationError as last_error:
-                reason = "invalid_json" if _is_json_error(last_error) else "schema_violation"
+                reason = "invalid_json" if is_json_error(last_error) else "schema_violation"
                 detail = str(last_error)
             except ValueError as last_error:
                 reason, detail = "invalid_json", str(last_error)
@@ -328,7 +329,7 @@ class Extractor:
         outcome.completion_tokens = log.completion_tokens
 
 
-def _completion_text(completion: Any) -> str | None:
+def completion_text(completion: Any) -> str | None:
     try:
         message = completion.choices[0].message
     except (AttributeError, IndexError, TypeError):
@@ -341,7 +342,7 @@ def _completion_text(completion: Any) -> str | None:
     return None
 
 
-def _is_json_error(error: ValidationError) -> bool:
+def is_json_error(error: ValidationError) -> bool:
     return any(item.get("type") == "json_invalid" for item in error.errors())
 
 

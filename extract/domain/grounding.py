@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -463,12 +463,3 @@ def align(quote: str, text: str, threshold: float = FUZZY_THRESHOLD) -> Alignmen
         return Alignment("none", None, None, score)
     begin, end = view.original_span(*window)
     return Alignment("fuzzy", begin, end, score)
-
-
-def locator(text: str, threshold: float = FUZZY_THRESHOLD) -> Callable[[str], bool]:
-    """A ``locate`` callable for the schema's validation context: is the quote in ``text``?"""
-
-    def locate(quote: str) -> bool:
-        return align(quote, text, threshold).status != "none"
-
-    return locate

@@ -28,9 +28,9 @@ from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, load_field
 from papersift.extract.domain.ingest import DEFAULT_CHUNK_PAPERS, DEFAULT_MAX_CHARS, ingest_stream
 from papersift.extract.domain.prices import Pricing, pricing_for
 from papersift.extract.runs.batch import (
+    BatchDispatch,
     BatchError,
     BatchOptions,
-    BatchRunner,
     PollCallback,
     cancel_batch,
     check_resumable,
@@ -160,11 +160,9 @@ def _extract_jobs(
             gate=gate,
             row_workers=settings.row_workers,
         )
-        if settings.batch is None:
-            runner = Runner(warehouse, keys_only, **common)
-        else:
-            runner = BatchRunner(warehouse, keys_only, options=settings.batch,
-                                 on_poll=on_poll, only_batch=only_batch, **common)
+        dispatch = None if settings.batch is None else BatchDispatch(
+            warehouse, settings.batch, on_poll=on_poll, only_batch=only_batch)
+        runner = Runner(warehouse, keys_only, dispatch=dispatch, **common)
         return runner.run_chunks(jobs(runner), open_live)
     finally:
         keys_only.close()

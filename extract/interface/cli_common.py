@@ -154,8 +154,6 @@ def print_summary(summary: RunSummary, db: Path) -> None:
         extras.append(f"{summary.n_reasked} needed a re-ask")
     if summary.n_cache_invalid:
         extras.append(f"{summary.n_cache_invalid} cached answer(s) no longer valid, asked again")
-    if summary.n_lenient:
-        extras.append(f"{summary.n_lenient} kept with flagged quotes")
     click.echo("  " + " · ".join(extras))
     for paper_id, reason, detail in summary.failures[:10]:
         click.echo(f"  failed {paper_id[:19]}… {reason}: {detail[:160]}")

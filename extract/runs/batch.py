@@ -1,49 +1,48 @@
-"""OpenAI Batch API mode: the same requests as the live path, sent as one JSONL file.
+"""OpenAI Batch API dispatch: the same requests as the live path, sent as JSONL files.
 
-Each line's body is what instructor would send for that abstract in the endpoint's mode
-(instructor's own ``handle_response_model`` prepares it), and each answer is parsed by
-instructor's own ``process_response`` for that mode, so validation is the live path's.
-Outcomes go through the recording of :class:`papersift.extract.runs.pipeline.Runner`, so
-the stored rows are the live runner's rows. A batch is recorded in the warehouse as soon
-as the provider accepts it: a run killed while polling is resumed by the next run over
-the same papers (or by ``papersift batch resume``) instead of being submitted and paid for twice.
-There are no re-asks inside a batch; a rerun resubmits only what failed (successes are cached).
+The request and result lines are batch_files.py's. Outcomes go through the recording of
+:class:`papersift.extract.runs.runner.Runner`, so the stored rows are the live run's rows.
+A batch is recorded in the warehouse as soon as the provider accepts it: a run killed
+while polling is resumed by the next run over the same papers (or by ``papersift batch
+resume``) instead of being submitted and paid for twice. There are no re-asks inside a
+batch; a rerun resubmits only what failed (successes are cached).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any
 
 import openai
-from instructor.core.exceptions import IncompleteOutputException
-from instructor.processing.response import handle_response_model, process_response
-from openai.types.chat import ChatCompletion
-from pydantic import ValidationError
 
-from papersift.errors import PapersiftError
-from papersift.extract.access.extractor import (
-    Extractor,
-    Failure,
-    Outcome,
-    _completion_text,
-    _is_json_error,
-    failure_reason,
+from papersift.extract.access.extractor import Extractor, Failure, Outcome, failure_reason
+from papersift.extract.access.llm import Endpoint, redact
+from papersift.extract.runs.batch_files import (
+    BATCH_URL,
+    COMPLETION_WINDOW,
+    MAX_BYTES,
+    MAX_REQUESTS,
+    UNANSWERED,
+    BatchError,
+    ResultReader,
+    chunks,
+    prepare_request,
+    read_jsonl,
+    request_line,
 )
-from papersift.extract.access.llm import MODES, CallRecord, Endpoint, redact
-from papersift.extract.runs.pipeline import Job, Runner, outcome_batch
-from papersift.extract.runs.rowbuild import AUTO_CONCURRENCY, default_workers
-from papersift.schemas import PaperDraft, schema_version
-from papersift.warehouse import Warehouse
+from papersift.extract.runs.jobs import Job
+from papersift.extract.runs.runner import Runner
+from papersift.schemas import schema_version
+from papersift.warehouse import Warehouse, reads
 from papersift.warehouse.batches import (
     TERMINAL,
     BatchRecord,
     BatchRequest,
+    batch_ids,
     get_batch,
     mark_collected,
     open_batches_for,
@@ -53,19 +52,8 @@ from papersift.warehouse.batches import (
 )
 from papersift.warehouse.store import Batch
 
-BATCH_URL: Final = "/v1/chat/completions"
-COMPLETION_WINDOW: Final = "24h"
-# OpenAI's limits per batch: 50,000 requests and a 200 MB input file.
-MAX_REQUESTS = 50_000
-MAX_BYTES = 190_000_000
-# Why the requests of a batch that ended without an answer for them failed.
-UNANSWERED = {
-    "expired": "batch_expired",
-    "cancelled": "batch_cancelled",
-    "failed": "batch_failed",
-    "completed": "batch_missing",
-}
-
+__all__ = ["BatchDispatch", "BatchError", "BatchOptions", "BatchProgress", "PollCallback",
+           "cancel_batch", "check_resumable", "prepare_request", "read_jsonl"]
 
 # A batch's results are written this many at a time (one transaction each; a kill loses
 # at most the unwritten ones, and the batch, not marked collected, is collected again).
@@ -75,10 +63,6 @@ COLLECT_WORKERS_FROM = 2_000
 
 # A batch in these states will never answer: not worth adopting after a kill.
 DEAD_STATUSES = frozenset({"failed", "expired", "cancelling", "cancelled"})
-
-
-class BatchError(PapersiftError):
-    """A batch cannot be submitted, resumed or cancelled as asked."""
 
 
 @dataclass(frozen=True)
@@ -105,167 +89,39 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-# -- requests ------------------------------------------------------------------------------
-
-
-def prepare_request(extractor: Extractor, text: str) -> tuple[type[Any], dict[str, Any]]:
-    """(response model instructor parses the answer with, request body) for one abstract:
-    the body the live path sends, ``extra_body`` merged in as the SDK merges it."""
-    # The very arguments extract() hands instructor's create().
-    create_kwargs = extractor._create_kwargs(text)
-    model, kwargs = handle_response_model(create_kwargs.pop("response_model"),
-                                          mode=MODES[extractor.endpoint.mode], **create_kwargs)
-    extra = kwargs.pop("extra_body", None) or {}
-    assert model is not None
-    return model, {**kwargs, **extra}
-
-
-def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
-    line = {"custom_id": custom_id, "method": "POST", "url": BATCH_URL, "body": body}
-    return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-
-
-def chunks(lines: Iterator[tuple[BatchRequest, bytes]], max_requests: int,
-           max_bytes: int) -> Iterator[list[tuple[BatchRequest, bytes]]]:
-    """Group request lines into input files within the provider's limits."""
-    chunk: list[tuple[BatchRequest, bytes]] = []
-    size = 0
-    for request, line in lines:
-        if len(line) > max_bytes:
-            raise BatchError(f"the request for {request.paper_id} is {len(line):,} bytes, "
-                             f"over the {max_bytes:,}-byte batch file limit")
-        if chunk and (len(chunk) >= max_requests or size + len(line) > max_bytes):
-            yield chunk
-            chunk, size = [], 0
-        chunk.append((request, line))
-        size += len(line)
-    if chunk:
-        yield chunk
-
-
-# -- answers -------------------------------------------------------------------------------
-
-
-class ResultReader:
-    """Turns one line of a batch's output or error file into an :class:`Outcome`, with
-    instructor's response processing for the endpoint's mode."""
-
-    def __init__(self, extractor: Extractor, response_model: type[Any]) -> None:
-        self.endpoint = extractor.endpoint
-        self.response_model = response_model
-        self.secrets = (self.endpoint.api_key,) if self.endpoint.api_key else ()
-
-    def outcome(self, request: BatchRequest, entry: dict[str, Any] | None, *,
-                batch: BatchRecord, unanswered: str, detail: str) -> Outcome:
-        outcome = Outcome(paper_id=request.paper_id, cache_key=request.cache_key)
-        if entry is None:
-            outcome.failure = Failure("request", unanswered, detail)
-            return outcome
-        response = entry.get("response") or {}
-        status = response.get("status_code")
-        body = response.get("body")
-        record = CallRecord(ask=1, attempt=1, status="ok", started=batch.submitted,
-                            http_status=status if isinstance(status, int) else None)
-        outcome.calls, outcome.asks = [record], 1
-        if status != 200 or not isinstance(body, dict):
-            record.status = "http_error"
-            record.error = self._redact(json.dumps(entry.get("error") or body)[:500])
-            code = (entry.get("error") or {}).get("code")
-            reason = (f"batch_http_{status}" if isinstance(status, int)
-                      else f"batch_{code}" if isinstance(code, str) and code.isidentifier()
-                      else "batch_error")
-            outcome.failure = Failure("request", reason, f"{batch.batch_id}: {record.error}")
-            return outcome
-        usage = body.get("usage") or {}
-        record.prompt_tokens = usage.get("prompt_tokens")
-        record.completion_tokens = usage.get("completion_tokens")
-        outcome.prompt_tokens = record.prompt_tokens or 0
-        outcome.completion_tokens = record.completion_tokens or 0
-        choices = body.get("choices") or [{}]
-        first = choices[0] if isinstance(choices[0], dict) else {}
-        record.finish_reason = first.get("finish_reason")
-        if record.finish_reason == "length":
-            record.status = "length"
-        completion = ChatCompletion.construct(**body)
-        try:
-            outcome.draft = process_response(completion, response_model=self.response_model,
-                                             stream=False, strict=True,
-                                             mode=MODES[self.endpoint.mode])
-        except IncompleteOutputException:
-            outcome.failure = Failure(
-                "request", "length",
-                f"the answer hit max_tokens={self.endpoint.max_tokens} before the JSON ended")
-        except Exception as error:  # what instructor's parser raises varies by mode
-            record.status = "invalid"
-            record.error = self._redact(str(error)[:2000])
-            reason, why = self._refusal(completion, error)
-            outcome.failure = Failure("validation", reason, self._redact(why)[:4000])
-        return outcome
-
-    def _refusal(self, completion: ChatCompletion, error: Exception) -> tuple[str, str]:
-        """Why the answer was refused, in the live path's terms (no re-ask in a batch)."""
-        text = _completion_text(completion)
-        if text is None:
-            return "no_answer", str(error)
-        try:
-            PaperDraft.model_validate_json(text)
-        except ValidationError as last_error:
-            reason = "invalid_json" if _is_json_error(last_error) else "schema_violation"
-            return reason, str(last_error)
-        return "schema_violation", str(error)
-
-    def _redact(self, text: str) -> str:
-        return redact(text, self.secrets)
-
-
-def read_jsonl(text: str) -> dict[str, dict[str, Any]]:
-    """custom_id -> result line; lines that are not JSON objects are skipped (their
-    requests then count as unanswered)."""
-    found: dict[str, dict[str, Any]] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and isinstance(entry.get("custom_id"), str):
-            found.setdefault(entry["custom_id"], entry)
-    return found
-
-
-# -- the runner ----------------------------------------------------------------------------
-
 PollCallback = Callable[[BatchProgress], None]
 
 
-class BatchRunner(Runner):
-    """A :class:`Runner` whose uncached abstracts go through the Batch API: submit (or find
-    the open batch that already asked for them), poll, then record every answer."""
+class BatchDispatch:
+    """Sends a run's uncached abstracts through the Batch API: submit (or find the open
+    batch that already asked for them), poll, then record every answer."""
 
-    def __init__(self, *args: Any, options: BatchOptions = BatchOptions(),
+    def __init__(self, warehouse: Warehouse, options: BatchOptions = BatchOptions(), *,
                  on_poll: PollCallback | None = None,
-                 sleep: Callable[[float], None] = time.sleep, only_batch: str | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+                 sleep: Callable[[float], None] = time.sleep,
+                 only_batch: str | None = None) -> None:
+        self.warehouse = warehouse
         self.options = options
         self.on_poll = on_poll or (lambda _progress: None)
         self.sleep = sleep
-        self.extra_params = {**self.extra_params, "batch": True,
-                             "completion_window": COMPLETION_WINDOW,
-                             "poll_interval_s": options.poll_interval_s}
         self.batch_ids: list[str] = []  # every batch this run submitted or resumed
         self.submitted: list[str] = []
         self.only_batch = only_batch  # resume this batch and submit nothing
 
-    def _extract_all(self, jobs: Iterable[Job]) -> None:
-        jobs = list(jobs)
-        if not jobs:
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"batch": True, "completion_window": COMPLETION_WINDOW,
+                "poll_interval_s": self.options.poll_interval_s}
+
+    def send(self, jobs: Iterator[Job], run: Runner) -> None:
+        listed = list(jobs)
+        if not listed:
             return
-        if self.extractor.endpoint.kind == "local":
+        extractor = run.extractor
+        if extractor.endpoint.kind == "local":
             raise BatchError("--batch needs an endpoint with the OpenAI Batch API "
                              "(--provider openai or a compatible --base-url)")
-        wanted = {self.extractor.key_for(job.text): job for job in jobs}
+        wanted = {extractor.key_for(job.text): job for job in listed}
         found = open_batches_for(self.warehouse, wanted)
         if self.only_batch is not None:
             found = [b for b in found if b.batch_id == self.only_batch]
@@ -274,36 +130,35 @@ class BatchRunner(Runner):
         new_jobs = [job for key, job in wanted.items() if key not in covered]
         records = list(found)
         if self.only_batch is None:
-            records += self._submit(new_jobs, wanted)
+            records += self._submit(new_jobs, wanted, run)
         else:
             for job in new_jobs:  # asked to resume one batch: it lacks these, say so
-                self._record(Outcome(paper_id=job.paper_id,
-                                     cache_key=self.extractor.key_for(job.text),
-                                     failure=Failure("request", "batch_missing",
-                                                     f"not in batch {self.only_batch}")))
+                run.record(Outcome(paper_id=job.paper_id,
+                                   cache_key=extractor.key_for(job.text),
+                                   failure=Failure("request", "batch_missing",
+                                                   f"not in batch {self.only_batch}")))
         self.batch_ids = [record.batch_id for record in records]
-        self._follow(records, wanted)
+        self._follow(records, wanted, run)
         for key, job in wanted.items():  # every paper ends stored: none may slip through
-            self._record(Outcome(paper_id=job.paper_id, cache_key=key, failure=Failure(
+            run.record(Outcome(paper_id=job.paper_id, cache_key=key, failure=Failure(
                 "request", "batch_missing", "no batch answered or listed this request")))
 
     # -- submit --------------------------------------------------------------------
 
-    def _submit(self, jobs: Sequence[Job], wanted: dict[str, Job]) -> list[BatchRecord]:
+    def _submit(self, jobs: Sequence[Job], wanted: dict[str, Job],
+                run: Runner) -> list[BatchRecord]:
         """Upload the jobs' lines and create batches; a refused chunk's papers are recorded
         as failed (and taken out of ``wanted``)."""
         if not jobs:
             return []
-        client = self.extractor.raw_client
-        response_model: type[Any] | None = None
+        extractor = run.extractor
+        client = extractor.raw_client
         records = []
 
         def lines() -> Iterator[tuple[BatchRequest, bytes]]:
-            nonlocal response_model
             for job in jobs:
-                response_model, body = prepare_request(self.extractor, job.text)
-                request = BatchRequest(job.paper_id, job.paper_id,
-                                       self.extractor.key_for(job.text))
+                body = prepare_request(extractor, job.text)[1]
+                request = BatchRequest(job.paper_id, job.paper_id, extractor.key_for(job.text))
                 yield request, request_line(request.custom_id, body)
 
         for chunk in chunks(lines(), self.options.max_requests, self.options.max_bytes):
@@ -312,30 +167,31 @@ class BatchRunner(Runner):
             try:
                 found = self._unrecorded_batch(client, digest)
                 if found is not None:  # accepted before a kill, never stored: adopt it
-                    record = self._record_of(found.id, found.input_file_id, found.status,
-                                             len(chunk))
+                    record = self._record_of(run, found.id, found.input_file_id,
+                                             found.status, len(chunk))
                     record_submission(self.warehouse, record,
                                       [request for request, _ in chunk])
                     records.append(record)
                     continue
                 uploaded = client.files.create(
-                    file=(f"papersift-{self.run_id}.jsonl", content, "application/jsonl"),
+                    file=(f"papersift-{run.run_id}.jsonl", content, "application/jsonl"),
                     purpose="batch",
                 )
                 remote = client.batches.create(
                     input_file_id=uploaded.id, endpoint=BATCH_URL,
                     completion_window=COMPLETION_WINDOW,
-                    metadata={"papersift_run": self.run_id, "papersift_requests": digest},
+                    metadata={"papersift_run": run.run_id, "papersift_requests": digest},
                 )
             except openai.APIError as error:  # refused: its papers fail, with the reason
+                why = _redact(extractor, f"submitting the batch failed: {error}")
                 failure = Failure("request", f"batch_submit_{failure_reason(error)}",
-                                  self._redact(f"submitting the batch failed: {error}")[:4000])
+                                  why[:4000])
                 for request, _ in chunk:
                     wanted.pop(request.cache_key, None)
-                    self._record(Outcome(paper_id=request.paper_id,
-                                         cache_key=request.cache_key, failure=failure))
+                    run.record(Outcome(paper_id=request.paper_id,
+                                       cache_key=request.cache_key, failure=failure))
                 continue
-            record = self._record_of(remote.id, uploaded.id, remote.status, len(chunk))
+            record = self._record_of(run, remote.id, uploaded.id, remote.status, len(chunk))
             record_submission(self.warehouse, record, [request for request, _ in chunk])
             self.submitted.append(remote.id)
             records.append(record)
@@ -346,8 +202,7 @@ class BatchRunner(Runner):
         kill between the provider accepting a batch and papersift storing it leaves one.
         The provider's newest 100 batches are searched (by their ``papersift_requests``
         metadata, the hash of the uploaded lines)."""
-        known = {row[0] for row in self.warehouse.con.execute(
-            "SELECT batch_id FROM batches").fetchall()}
+        known = batch_ids(self.warehouse)
         try:
             listed = client.batches.list(limit=100).data
         except openai.APIError:
@@ -359,21 +214,23 @@ class BatchRunner(Runner):
                 return remote
         return None
 
-    def _record_of(self, batch_id: str, input_file_id: str, status: str,
+    @staticmethod
+    def _record_of(run: Runner, batch_id: str, input_file_id: str, status: str,
                    count: int) -> BatchRecord:
-        endpoint = self.extractor.endpoint
+        endpoint = run.extractor.endpoint
         return BatchRecord(
-            batch_id=batch_id, run_id=self.run_id, endpoint=endpoint.cache_identity,
+            batch_id=batch_id, run_id=run.run_id, endpoint=endpoint.cache_identity,
             model=endpoint.model, mode=endpoint.mode,
-            prompt_version=self.extractor.prompt.version, schema_version=schema_version(),
+            prompt_version=run.extractor.prompt.version, schema_version=schema_version(),
             input_file_id=input_file_id, status=status, request_count=count,
             submitted=_now(),
         )
 
     # -- poll and collect ----------------------------------------------------------
 
-    def _follow(self, records: Sequence[BatchRecord], wanted: dict[str, Job]) -> None:
-        client = self.extractor.raw_client
+    def _follow(self, records: Sequence[BatchRecord], wanted: dict[str, Job],
+                run: Runner) -> None:
+        client = run.extractor.raw_client
         pending = {record.batch_id: record for record in records}
         started = time.monotonic()
         while pending:
@@ -381,7 +238,7 @@ class BatchRunner(Runner):
                 try:
                     remote = client.batches.retrieve(batch_id)
                 except openai.APIError as error:
-                    raise self._stalled(batch_id, "checking", error) from error
+                    raise _stalled(run.extractor, batch_id, "checking", error) from error
                 counts = remote.request_counts
                 detail = None
                 if remote.errors is not None and remote.errors.data:
@@ -400,42 +257,34 @@ class BatchRunner(Runner):
                 if remote.status in TERMINAL:
                     pending.pop(batch_id)
                     try:
-                        self._collect(get_batch(self.warehouse, batch_id), wanted)
+                        self.collect(get_batch(self.warehouse, batch_id), wanted, run)
                     except openai.APIError as error:
-                        raise self._stalled(batch_id, "downloading the results of",
-                                            error) from error
+                        raise _stalled(run.extractor, batch_id, "downloading the results of",
+                                       error) from error
             if pending:
                 self.sleep(self.options.poll_interval_s)
 
-    def _stalled(self, batch_id: str, doing: str, error: openai.APIError) -> BatchError:
-        return BatchError(self._redact(
-            f"{doing} batch {batch_id} failed ({error}); the batch is stored: rerun the same "
-            f"command, or `papersift batch resume {batch_id}`, to continue"))
-
-    def _redact(self, text: str) -> str:
-        key = self.extractor.endpoint.api_key
-        return redact(text, (key,) if key else ())
-
-    def _download(self, file_id: str | None) -> dict[str, dict[str, Any]]:
+    def download(self, client: openai.OpenAI, file_id: str | None) -> dict[str, dict[str, Any]]:
+        """A batch's output or error file, by custom_id (none without a file)."""
         if not file_id:
             return {}
-        return read_jsonl(self.extractor.raw_client.files.content(file_id).text)
+        return read_jsonl(client.files.content(file_id).text)
 
-    def _collect(self, record: BatchRecord, wanted: dict[str, Job]) -> None:
-        """Store every request's result: answers, error lines, and what never came back."""
-        results = self._download(record.error_file_id)
-        results.update(self._download(record.output_file_id))
-        reader = ResultReader(self.extractor, prepare_request(self.extractor, "")[0])
+    def collect(self, record: BatchRecord, wanted: dict[str, Job], run: Runner) -> None:
+        """Store every request's result: answers, error lines, and what never came back;
+        the papers recorded are taken out of ``wanted``."""
+        extractor = run.extractor
+        results = self.download(extractor.raw_client, record.error_file_id)
+        results.update(self.download(extractor.raw_client, record.output_file_id))
+        reader = ResultReader(extractor, prepare_request(extractor, "")[0])
         unanswered = UNANSWERED.get(record.status, "batch_missing")
         detail = (f"batch {record.batch_id} ended {record.status} without an answer for it"
                   + (f" ({record.detail})" if record.detail else ""))
         elsewhere = []
         requests = requests_of(self.warehouse, record.batch_id)
-        if (len(requests) >= COLLECT_WORKERS_FROM and not self._rows.workers
-                and not self.row_workers_chosen):
-            self._rows.workers = default_workers(AUTO_CONCURRENCY)
-        self._hold_flush = True  # one write per COLLECT_WRITE_EVERY, not per 16 answers
-        try:
+        if len(requests) >= COLLECT_WORKERS_FROM:
+            run.build_rows_in_workers()
+        with run.holding_writes():  # one write per COLLECT_WRITE_EVERY, not per 16 answers
             for request in requests:
                 entry = results.get(request.custom_id)
                 job = wanted.pop(request.cache_key, None)
@@ -443,25 +292,21 @@ class BatchRunner(Runner):
                     if entry is not None:
                         elsewhere.append((request, entry))
                     continue
-                self._record(reader.outcome(request, entry, batch=record,
-                                            unanswered=unanswered, detail=detail))
-                if self._pending_papers >= COLLECT_WRITE_EVERY:
-                    self._flush(force=True)
-        finally:
-            self._hold_flush = False
-        self._cache_only(elsewhere, reader, record)
-        self._flush(force=True)
-        mark_collected(self.warehouse, record.batch_id, self.run_id)
+                run.record(reader.outcome(request, entry, batch=record,
+                                          unanswered=unanswered, detail=detail))
+                if run.pending_papers >= COLLECT_WRITE_EVERY:
+                    run.flush(force=True)
+        self._cache_only(elsewhere, reader, record, run)
+        run.flush(force=True)
+        mark_collected(self.warehouse, record.batch_id, run.run_id)
 
     def _cache_only(self, results: list[tuple[BatchRequest, dict[str, Any]]],
-                    reader: ResultReader, record: BatchRecord) -> None:
+                    reader: ResultReader, record: BatchRecord, run: Runner) -> None:
         """Keep paid-for answers of papers this run does not extract: cache rows only."""
         if not results:
             return
         ids = [request.paper_id for request, _ in results]
-        texts = dict(self.warehouse.con.execute(
-            "SELECT paper_id, text FROM papers WHERE list_contains(?, paper_id)", [ids]
-        ).fetchall())
+        texts = dict(reads.papers_by_id(self.warehouse.con, ids))
         rows = Batch()
         for request, entry in results:
             if request.paper_id not in texts:
@@ -470,11 +315,22 @@ class BatchRunner(Runner):
                                      detail="")
             if not outcome.ok:
                 continue
-            batch = outcome_batch(outcome, Job(request.paper_id, texts[request.paper_id]),
-                                  run_id=self.run_id, provenance=self._provenance,
-                                  model=self.extractor.endpoint.model)
+            batch = run.rows_of(outcome, Job(request.paper_id, texts[request.paper_id]))
             rows.add("llm_cache", *batch.rows.get("llm_cache", []))
-        self.warehouse.write(rows)
+        run.write_now(rows)
+
+
+def _redact(extractor: Extractor, text: str) -> str:
+    key = extractor.endpoint.api_key
+    return redact(text, (key,) if key else ())
+
+
+def _stalled(extractor: Extractor, batch_id: str, doing: str,
+             error: openai.APIError) -> BatchError:
+    return BatchError(_redact(
+        extractor,
+        f"{doing} batch {batch_id} failed ({error}); the batch is stored: rerun the same "
+        f"command, or `papersift batch resume {batch_id}`, to continue"))
 
 
 # -- commands ------------------------------------------------------------------------------

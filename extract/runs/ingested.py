@@ -1,6 +1,6 @@
 """Ingest into the warehouse: the rows of papers, their sources and input failures.
 
-Split out of pipeline.py (which re-exports these names) to keep that module short.
+The runs layer's names are gathered in pipeline.py.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _canonical_path(file: str) -> str:
     return str(Path(file).resolve())
 
 
-def _canonical_paths() -> Callable[[str], str]:
+def canonical_paths() -> Callable[[str], str]:
     """_canonical_path, resolving each file once (a file may hold 100,000 abstracts)."""
     resolved: dict[str, str] = {}
 
@@ -60,7 +60,7 @@ def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
     streamed ingest: its repeats are new places of papers an earlier chunk returned)."""
     now = _now()
     batch = Batch()
-    canonical = _canonical_paths()
+    canonical = canonical_paths()
     for paper in result.papers:
         batch.add(
             "papers",

@@ -1,0 +1,175 @@
+"""The Batch API's files: one request line per abstract in, one result line per answer out.
+
+Each line's body is what instructor would send for that abstract in the endpoint's mode
+(instructor's own ``handle_response_model`` prepares it), and each answer is parsed by
+instructor's own ``process_response`` for that mode, so validation is the live path's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, Final
+
+from instructor.core.exceptions import IncompleteOutputException
+from instructor.processing.response import handle_response_model, process_response
+from openai.types.chat import ChatCompletion
+from pydantic import ValidationError
+
+from papersift.errors import PapersiftError
+from papersift.extract.access.extractor import (
+    Extractor,
+    Failure,
+    Outcome,
+    completion_text,
+    is_json_error,
+)
+from papersift.extract.access.llm import MODES, CallRecord, redact
+from papersift.schemas import PaperDraft
+from papersift.warehouse.batches import BatchRecord, BatchRequest
+
+BATCH_URL: Final = "/v1/chat/completions"
+COMPLETION_WINDOW: Final = "24h"
+# OpenAI's limits per batch: 50,000 requests and a 200 MB input file.
+MAX_REQUESTS = 50_000
+MAX_BYTES = 190_000_000
+# Why the requests of a batch that ended without an answer for them failed.
+UNANSWERED = {
+    "expired": "batch_expired",
+    "cancelled": "batch_cancelled",
+    "failed": "batch_failed",
+    "completed": "batch_missing",
+}
+
+
+class BatchError(PapersiftError):
+    """A batch cannot be submitted, resumed or cancelled as asked."""
+
+
+# -- requests ------------------------------------------------------------------------------
+
+
+def prepare_request(extractor: Extractor, text: str) -> tuple[type[Any], dict[str, Any]]:
+    """(response model instructor parses the answer with, request body) for one abstract:
+    the body the live path sends, ``extra_body`` merged in as the SDK merges it."""
+    # The very arguments extract() hands instructor's create().
+    create_kwargs = extractor.create_kwargs(text)
+    model, kwargs = handle_response_model(create_kwargs.pop("response_model"),
+                                          mode=MODES[extractor.endpoint.mode], **create_kwargs)
+    extra = kwargs.pop("extra_body", None) or {}
+    assert model is not None
+    return model, {**kwargs, **extra}
+
+
+def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
+    line = {"custom_id": custom_id, "method": "POST", "url": BATCH_URL, "body": body}
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def chunks(lines: Iterator[tuple[BatchRequest, bytes]], max_requests: int,
+           max_bytes: int) -> Iterator[list[tuple[BatchRequest, bytes]]]:
+    """Group request lines into input files within the provider's limits."""
+    chunk: list[tuple[BatchRequest, bytes]] = []
+    size = 0
+    for request, line in lines:
+        if len(line) > max_bytes:
+            raise BatchError(f"the request for {request.paper_id} is {len(line):,} bytes, "
+                             f"over the {max_bytes:,}-byte batch file limit")
+        if chunk and (len(chunk) >= max_requests or size + len(line) > max_bytes):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append((request, line))
+        size += len(line)
+    if chunk:
+        yield chunk
+
+
+# -- answers -------------------------------------------------------------------------------
+
+
+class ResultReader:
+    """Turns one line of a batch's output or error file into an :class:`Outcome`, with
+    instructor's response processing for the endpoint's mode."""
+
+    def __init__(self, extractor: Extractor, response_model: type[Any]) -> None:
+        self.endpoint = extractor.endpoint
+        self.response_model = response_model
+        self.secrets = (self.endpoint.api_key,) if self.endpoint.api_key else ()
+
+    def outcome(self, request: BatchRequest, entry: dict[str, Any] | None, *,
+                batch: BatchRecord, unanswered: str, detail: str) -> Outcome:
+        outcome = Outcome(paper_id=request.paper_id, cache_key=request.cache_key)
+        if entry is None:
+            outcome.failure = Failure("request", unanswered, detail)
+            return outcome
+        response = entry.get("response") or {}
+        status = response.get("status_code")
+        body = response.get("body")
+        record = CallRecord(ask=1, attempt=1, status="ok", started=batch.submitted,
+                            http_status=status if isinstance(status, int) else None)
+        outcome.calls, outcome.asks = [record], 1
+        if status != 200 or not isinstance(body, dict):
+            record.status = "http_error"
+            record.error = self._redact(json.dumps(entry.get("error") or body)[:500])
+            code = (entry.get("error") or {}).get("code")
+            reason = (f"batch_http_{status}" if isinstance(status, int)
+                      else f"batch_{code}" if isinstance(code, str) and code.isidentifier()
+                      else "batch_error")
+            outcome.failure = Failure("request", reason, f"{batch.batch_id}: {record.error}")
+            return outcome
+        usage = body.get("usage") or {}
+        record.prompt_tokens = usage.get("prompt_tokens")
+        record.completion_tokens = usage.get("completion_tokens")
+        outcome.prompt_tokens = record.prompt_tokens or 0
+        outcome.completion_tokens = record.completion_tokens or 0
+        choices = body.get("choices") or [{}]
+        first = choices[0] if isinstance(choices[0], dict) else {}
+        record.finish_reason = first.get("finish_reason")
+        if record.finish_reason == "length":
+            record.status = "length"
+        completion = ChatCompletion.construct(**body)
+        try:
+            outcome.draft = process_response(completion, response_model=self.response_model,
+                                             stream=False, strict=True,
+                                             mode=MODES[self.endpoint.mode])
+        except IncompleteOutputException:
+            outcome.failure = Failure(
+                "request", "length",
+                f"the answer hit max_tokens={self.endpoint.max_tokens} before the JSON ended")
+        except Exception as error:  # what instructor's parser raises varies by mode
+            record.status = "invalid"
+            record.error = self._redact(str(error)[:2000])
+            reason, why = self._refusal(completion, error)
+            outcome.failure = Failure("validation", reason, self._redact(why)[:4000])
+        return outcome
+
+    def _refusal(self, completion: ChatCompletion, error: Exception) -> tuple[str, str]:
+        """Why the answer was refused, in the live path's terms (no re-ask in a batch)."""
+        text = completion_text(completion)
+        if text is None:
+            return "no_answer", str(error)
+        try:
+            PaperDraft.model_validate_json(text)
+        except ValidationError as last_error:
+            reason = "invalid_json" if is_json_error(last_error) else "schema_violation"
+            return reason, str(last_error)
+        return "schema_violation", str(error)
+
+    def _redact(self, text: str) -> str:
+        return redact(text, self.secrets)
+
+
+def read_jsonl(text: str) -> dict[str, dict[str, Any]]:
+    """custom_id -> result line; lines that are not JSON objects are skipped (their
+    requests then count as unanswered)."""
+    found: dict[str, dict[str, Any]] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("custom_id"), str):
+            found.setdefault(entry["custom_id"], entry)
+    return found
