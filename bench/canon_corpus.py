@@ -20,8 +20,8 @@ if __package__ in (None, ""):
 
 from papersift.extract.interface.entities import build
 from papersift.extract.runs.canon import CanonOptions
+from papersift.testing.corpus import replay_corpus
 from papersift.warehouse.query import run_sql
-from tests.corpus_warehouse import replay_corpus
 
 TABLES = {
     "benchmarks (papers)": (

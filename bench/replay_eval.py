@@ -25,7 +25,7 @@ from click.testing import CliRunner  # noqa: E402
 from papersift.extract.access.recording import Recording, ReplayTransport  # noqa: E402
 from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
 from papersift.extract.interface.cli import cli  # noqa: E402
-from tests.corpus_warehouse import recorded_endpoint  # noqa: E402
+from papersift.testing.corpus import recorded_endpoint  # noqa: E402
 
 DEFAULT_RECORDING = REPO / "tests/recordings/neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json"
 

@@ -44,7 +44,7 @@ def digests(db: Path) -> dict[str, tuple[int, str]]:
 
 
 def replayed(db: Path) -> None:
-    from tests.corpus_warehouse import replay_corpus
+    from papersift.testing.corpus import replay_corpus
 
     replay_corpus(db)
 

@@ -63,7 +63,7 @@ def main() -> None:
     args = parser.parse_args()
     db = args.db
     if db is None:
-        from tests.corpus_warehouse import replay_corpus
+        from papersift.testing.corpus import replay_corpus
 
         db = Path(tempfile.mkdtemp()) / "corpus.duckdb"
         replay_corpus(db)

@@ -126,7 +126,7 @@ def report_figures(count: int) -> None:
     written = write_report(db, folder / "report.html")
     print(f"report with map, {count} papers: topic map {mapped:.1f}s ({k} areas), report "
           f"{written.seconds:.1f}s, {written.bytes / 1e6:.2f} MB")
-    from tests.browser import browser_problem, open_browser
+    from papersift.testing.browser import browser_problem, open_browser
 
     if browser_problem():
         print(f"  open time not measured: {browser_problem()}")

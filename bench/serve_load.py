@@ -31,8 +31,8 @@ from bench.simendpoint import SimConfig, SimEndpoint  # noqa: E402
 from bench.synth import write_corpus  # noqa: E402
 from papersift.extract.access.endpoints import EndpointOptions  # noqa: E402
 from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
-from tests.corpus_warehouse import replay_corpus  # noqa: E402
-from tests.servefixtures import server_process  # noqa: E402
+from papersift.testing.corpus import replay_corpus  # noqa: E402
+from papersift.testing.serving import server_process  # noqa: E402
 
 TIMEOUT = 300.0  # seconds; a loaded machine answers slowly, and slow is the figure
 SIM_ARGS = ("--provider", "compatible", "--model", "gpt-4o-mini", "--concurrency", "32")
