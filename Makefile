@@ -52,7 +52,7 @@ install-soffice:  ## Debian's libreoffice-calc for the xlsx workbook test (apt)
 	bash .ci/install-soffice
 
 lint: install  ## ruff
-	$(BIN)/ruff check papersift extract schemas prompts warehouse report tests bench
+	$(BIN)/ruff check papersift extract schemas prompts warehouse report testing tests bench
 
 typecheck: install  ## mypy --strict on the packages
 	$(BIN)/mypy
@@ -95,8 +95,8 @@ bench-safety: install  ## faults at 30%, 20 kill -9 trials, DuckDB WAL replay pr
 	$(BIN)/python -m bench.wal_replay_probe
 
 bench-search: install  ## search quality (52 hand queries), topic agreement, latency, report with map
-	$(BIN)/python bench/search_quality.py
-	$(BIN)/python bench/search_speed.py
+	$(BIN)/python -m bench.search_quality
+	$(BIN)/python -m bench.search_speed
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 import httpx2
 import openai
@@ -191,30 +191,34 @@ def _clipped(items: list[Any], cap: int, what: str, notes: Counter[str]) -> list
     return items[:cap]
 
 
+Item = TypeVar("Item", NamedDraft, BenchmarkDraft)
+
+
+def _named(items: list[Item], dropped: str, notes: Counter[str],
+           shortest: int = 1) -> list[tuple[str, Item]]:
+    """(clean name, item) for each item whose name is usable; the others counted as
+    ``dropped`` in ``notes``."""
+    kept: list[tuple[str, Item]] = []
+    for item in items:
+        name = _clean(item.name, NAME_CHARS)
+        if name is None or len(name) < shortest:
+            notes[dropped] += 1
+            continue
+        kept.append((name, item))
+    return kept
+
+
 def to_extraction(draft: Draft, text: str, notes: Counter[str]) -> PaperExtraction:
     """The draft in the stored shape, validated without grounding (see module docstring)."""
-    tasks = []
-    for item in draft.tasks:
-        name = _clean(item.name, NAME_CHARS)
-        if name is None or len(name) < 2:
-            notes["task without a usable name dropped"] += 1
-            continue
-        tasks.append(Task(name=name, evidence=evidence_for(item.evidence, name, text, notes)))
-    methods = []
-    for item in draft.methods:
-        name = _clean(item.name, NAME_CHARS)
-        if name is None:
-            notes["method without a name dropped"] += 1
-            continue
-        methods.append(Method(name=name, evidence=evidence_for(item.evidence, name, text, notes)))
-    benchmarks = []
-    for bench in draft.benchmarks:
-        name = _clean(bench.name, NAME_CHARS)
-        if name is None:
-            notes["benchmark without a name dropped"] += 1
-            continue
-        benchmarks.append(Benchmark(name=name, kind="other", introduced=bench.introduced,
-                                    evidence=evidence_for(bench.evidence, name, text, notes)))
+    tasks = [Task(name=name, evidence=evidence_for(item.evidence, name, text, notes))
+             for name, item in _named(draft.tasks, "task without a usable name dropped",
+                                      notes, shortest=2)]
+    methods = [Method(name=name, evidence=evidence_for(item.evidence, name, text, notes))
+               for name, item in _named(draft.methods, "method without a name dropped", notes)]
+    benchmarks = [Benchmark(name=name, kind="other", introduced=bench.introduced,
+                            evidence=evidence_for(bench.evidence, name, text, notes))
+                  for name, bench in _named(draft.benchmarks,
+                                            "benchmark without a name dropped", notes)]
     gains = []
     for gain in draft.gains:
         metric = _clean(gain.metric, NAME_CHARS)

@@ -10,7 +10,7 @@ collection time, answers/s, the process's CPU seconds (its own and its workers')
 RSS (``ru_maxrss``; a process that only imports papersift is about 120 MiB) and the rows
 stored.
 
-    python bench/batch_collect.py --answers 50000 [--work /tmp/papersift-collect]
+    python -m bench.batch_collect --answers 50000 [--work /tmp/papersift-collect]
 """
 
 from __future__ import annotations
@@ -24,9 +24,6 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: make the repository importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.simendpoint import completion_for
 from bench.synth import write_corpus

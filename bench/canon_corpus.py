@@ -1,7 +1,7 @@
 """Merges that change real counts: the bundled corpus, extracted by replaying the real
 recording (tests/recordings/), before and after canonicalisation.
 
-    python bench/canon_corpus.py [--embeddings] [--db /tmp/corpus.duckdb]
+    python -m bench.canon_corpus [--embeddings] [--db /tmp/corpus.duckdb]
 
 "Before" groups by the spelling as stored (what the saved queries did until issue 15);
 "after" groups by canonical entity. Prints how many groups merged and the top-10 tables.
@@ -10,18 +10,14 @@ recording (tests/recordings/), before and after canonicalisation.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from papersift.extract.interface.entities import build
 from papersift.extract.runs.canon import CanonOptions
+from papersift.testing.corpus import replay_corpus
 from papersift.warehouse.query import run_sql
-from tests.corpus_warehouse import replay_corpus
 
 TABLES = {
     "benchmarks (papers)": (

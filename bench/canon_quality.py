@@ -1,7 +1,7 @@
 """Canonicalisation precision and recall on hand-labelled name pairs, stage by stage.
 
-    python bench/canon_quality.py                 # bench/entities/pairs.tsv
-    python bench/canon_quality.py --thresholds 0.80 0.84 0.86 0.88 0.90
+    python -m bench.canon_quality                 # bench/entities/pairs.tsv
+    python -m bench.canon_quality --thresholds 0.80 0.84 0.86 0.88 0.90
 
 Each pair is resolved on its own, as papersift would resolve the two names: the stages
 are added one at a time (normalisation, acronyms stated in the pair's context sentence,
@@ -16,13 +16,9 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from papersift.extract.domain.entities.acronyms import stated_pairs
 from papersift.extract.domain.entities.normalise import clean, name_key

@@ -1,6 +1,6 @@
 """Cost of canonicalisation at scale: the entities of N synthetic papers.
 
-    python bench/canon_scale.py --papers 100000 --db /tmp/canon-100k.duckdb
+    python -m bench.canon_scale --papers 100000 --db /tmp/canon-100k.duckdb
 
 Papers come from bench/synth.py (real abstracts, renumbered and reordered); their
 extracted items are written straight into the warehouse tables (no model runs), drawn so
@@ -23,9 +23,6 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pyarrow as pa
 

@@ -3,7 +3,7 @@ names and results code adds (title names, coined names after proposal verbs, res
 written with a unit), scored against a gold file. A floor for the extractor, and a check
 of the added candidates' precision on abstracts nobody tuned on.
 
-    python bench/code_only_eval.py bench/gold/dev/abstracts.jsonl bench/gold/dev/tune.gold.json
+    python -m bench.code_only_eval bench/gold/dev/abstracts.jsonl bench/gold/dev/tune.gold.json
         [--no-title] [-v]
 """
 
@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from papersift.extract.domain.assemble import assemble  # noqa: E402
-from papersift.extract.domain.evaluate_gold import (  # noqa: E402
+from papersift.extract.domain.assemble import assemble
+from papersift.extract.domain.evaluate_gold import (
     Counts,
     load_gold,
     match_one_to_one,
@@ -26,8 +22,10 @@ from papersift.extract.domain.evaluate_gold import (  # noqa: E402
     names_match,
     value_agrees,
 )
-from papersift.extract.domain.ingest import paper_id_for  # noqa: E402
-from papersift.schemas import PaperDraft  # noqa: E402
+from papersift.extract.domain.ingest import paper_id_for
+from papersift.schemas import PaperDraft
+
+REPO = Path(__file__).resolve().parents[1]
 
 EMPTY = {"tasks": ["-"], "methods": [], "benchmarks": [], "gains": [], "types": ["method"]}
 

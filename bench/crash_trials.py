@@ -1,13 +1,13 @@
 """Kill -9 `papersift run` at random points and check that nothing is lost or paid twice.
 
 Each trial starts a fresh warehouse and runs the real CLI as a subprocess against the
-hand-written fault server (tests/faultserver.py: slow answers, some fast faults), kills it
-with SIGKILL once or twice at a random moment (a random time after start, or right after
-a random number of requests), then:
+hand-written fault server (papersift/testing/faultserver.py: slow answers, some
+fast faults), kills it with SIGKILL once or twice at a random moment (a random time
+after start, or right after a random number of requests), then:
 
 - the warehouse opens (DuckDB replays its WAL) and every cross-table check passes
-  (tests/faultcheck.py: no duplicate keys, no extraction without its items, no cache entry
-  without its extraction, no outcome without its row);
+  (papersift/testing/faultcheck.py: no duplicate keys, no extraction without its items, no
+  cache entry without its extraction, no outcome without its row);
 - the next run never requests an abstract whose answer was already stored (the server
   counts requests per abstract);
 - the last run finishes, accounts for every abstract (extracted + cached + failed = all),
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.crashcheck import ABSTRACTS, calibrate, run_trial
+from papersift.testing.crashcheck import ABSTRACTS, calibrate, run_trial
 
 ROOT = Path(__file__).resolve().parent.parent
 

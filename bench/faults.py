@@ -2,7 +2,7 @@
 
 Runs --papers distinct abstracts (the bundled corpus plus generated variants, and a few
 whitespace-only copies that must be stored once) through papersift against the
-hand-written fault server (tests/faultserver.py, real HTTP on loopback), which faults
+hand-written fault server (papersift/testing/faultserver.py, real HTTP on loopback), which faults
 --rate of all requests with a mix of 429 + Retry-After, 500/502/503, hangs past the
 client timeout, dropped connections, truncated JSON, schema-breaking JSON,
 finish_reason length, empty bodies and ungrounded evidence. The client uses papersift's
@@ -27,8 +27,8 @@ from pathlib import Path
 
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.interface.app import RunSettings, run_inputs
-from tests.faultcheck import account, variant_corpus
-from tests.faultserver import FaultConfig, running
+from papersift.testing.faultcheck import account, variant_corpus
+from papersift.testing.faultserver import FaultConfig, running
 
 ROOT = Path(__file__).resolve().parent.parent
 

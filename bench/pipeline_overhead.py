@@ -1,7 +1,7 @@
 """How fast papersift itself is when the model answers instantly.
 
 Runs the bundled corpus, repeated with small variations to reach --papers abstracts,
-against the hand-written instant fake model (tests/fakes.py), and prints the ingest,
+against the hand-written instant fake model (papersift/testing/mock.py), and prints the ingest,
 extraction and warm-cache rates. This is the ceiling the pipeline puts on throughput:
 with a real model the model's own speed dominates by orders of magnitude.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.app import RunSettings, run_inputs
-from tests.fakes import FakeModel
+from papersift.testing.mock import FakeModel
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,7 +1,7 @@
 """The sharded Ray Data path (extract.distributed) next to the single-process Runner.
 
 Both extract the same synthetic corpus (the bundled abstracts, varied to reach --papers)
-against the hand-written instant fake model of tests/fakes.py, slowed by --latency-ms per
+against the hand-written instant fake model of papersift/testing/mock.py, slowed by --latency-ms per
 request to stand in for a network endpoint (NOT a real model: the figures measure
 papersift's and Ray's overhead and parallelism, not extraction quality). Prints, per run:
 wall time and abstracts/s; for the Ray path also cluster start, Parquet bytes, the merge
@@ -39,10 +39,10 @@ QUERY = ("SELECT lower(name) AS task, count(DISTINCT paper_id) AS papers "
 
 
 class SlowFake(httpx2.BaseTransport):
-    """tests/fakes.FakeModel behind a fixed delay per request (a hand-written fake)."""
+    """papersift.testing.mock.FakeModel behind a fixed delay per request (a hand-written fake)."""
 
     def __init__(self, latency_s: float) -> None:
-        from tests.fakes import FakeModel
+        from papersift.testing.mock import FakeModel
 
         self.latency_s = latency_s
         self.model = FakeModel()
@@ -104,7 +104,7 @@ def main() -> None:
         import ray
 
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-        os.environ["PYTHONPATH"] = str(ROOT)  # workers import tests.fakes for the fake
+        os.environ["PYTHONPATH"] = str(ROOT)  # workers unpickle SlowFake from bench.ray_shards
         started = time.perf_counter()
         ray.init(num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False)
         print(f"ray.init (local): {time.perf_counter() - started:.2f} s")

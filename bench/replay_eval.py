@@ -1,6 +1,6 @@
 """Score the grounding code on recorded model answers, without running a model.
 
-    python bench/replay_eval.py [--recording R] [--input PATH] --gold G [--errors] [--by-source]
+    python -m bench.replay_eval [--recording R] [--input PATH] --gold G [--errors] [--by-source]
 
 Replays a recording (default: the test suite's recording of the bundled corpus) through the
 real openai + instructor code into a fresh warehouse, so the current assembly code grounds
@@ -17,15 +17,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from papersift.extract.access.recording import Recording, ReplayTransport
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.interface.cli import cli
+from papersift.testing.corpus import recorded_endpoint
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from click.testing import CliRunner  # noqa: E402
-
-from papersift.extract.access.recording import Recording, ReplayTransport  # noqa: E402
-from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
-from papersift.extract.interface.cli import cli  # noqa: E402
-from tests.corpus_warehouse import recorded_endpoint  # noqa: E402
 
 DEFAULT_RECORDING = REPO / "tests/recordings/neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json"
 

@@ -23,10 +23,10 @@ from bench.pipeline_overhead import build_corpus
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.report.render import render_html, write_report
+from papersift.testing.browser import browser_problem, open_browser
+from papersift.testing.corpus import replay_corpus
+from papersift.testing.mock import FakeModel
 from papersift.warehouse.report import load_report
-from tests.browser import browser_problem, open_browser
-from tests.corpus_warehouse import replay_corpus
-from tests.fakes import FakeModel
 
 ROOT = Path(__file__).resolve().parent.parent
 

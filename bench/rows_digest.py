@@ -7,20 +7,16 @@ synthetic abstracts against the simulated endpoint (`--sim N`, with `--concurren
 a simulated Batch API run (`--sim N --batch`). Prints one line per table (rows and a
 SHA-256 of its sorted rows) and one overall digest; compare the output of two checkouts.
 
-    python bench/rows_digest.py --replay
-    python bench/rows_digest.py --sim 400 --concurrency 64 [--batch]
+    python -m bench.rows_digest --replay
+    python -m bench.rows_digest --sim 400 --concurrency 64 [--batch]
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import sys
 import tempfile
 from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: make the repository importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from papersift.warehouse import Warehouse
 from papersift.warehouse.store import WRITABLE_TABLES
@@ -44,7 +40,7 @@ def digests(db: Path) -> dict[str, tuple[int, str]]:
 
 
 def replayed(db: Path) -> None:
-    from tests.corpus_warehouse import replay_corpus
+    from papersift.testing.corpus import replay_corpus
 
     replay_corpus(db)
 

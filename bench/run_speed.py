@@ -1,6 +1,6 @@
 """Seconds per abstract and abstracts per minute of each run in a warehouse.
 
-    python bench/run_speed.py [--db papersift.duckdb] [--run RUN_ID ...]
+    python -m bench.run_speed [--db papersift.duckdb] [--run RUN_ID ...]
 
 Reads the stored calls (one row per HTTP attempt) of each run with model requests: the
 distribution of seconds per abstract (all its attempts summed; min, p10, median, p90,
@@ -16,13 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from papersift.warehouse.query import run_sql
 
-from papersift.warehouse.query import run_sql  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _quantile(values: list[float], q: float) -> float:

@@ -1,6 +1,6 @@
 """Search and topic quality on the bundled corpus against hand-written expectations.
 
-    python bench/search_quality.py [--db indexed.duckdb]
+    python -m bench.search_quality [--db indexed.duckdb]
 
 Without --db it builds a warehouse from the recorded extraction run (tests/recordings/)
 and indexes it (embeds the 63 abstracts). Prints recall@10 and MRR of the queries in
@@ -13,18 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from papersift.extract.access.embedding import load_embedder
+from papersift.extract.interface import discover
+from papersift.warehouse.db import connect
 
-from papersift.extract.access.embedding import load_embedder  # noqa: E402
-from papersift.extract.interface import discover  # noqa: E402
-from papersift.warehouse.db import connect  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 HERE = Path(__file__).resolve().parent / "search"
 
@@ -63,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     db = args.db
     if db is None:
-        from tests.corpus_warehouse import replay_corpus
+        from papersift.testing.corpus import replay_corpus
 
         db = Path(tempfile.mkdtemp()) / "corpus.duckdb"
         replay_corpus(db)

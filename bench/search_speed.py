@@ -1,7 +1,7 @@
 """Speed and size of search and the topic map: embedding throughput, search latency at
 1k/10k/100k synthetic papers, and the report with its map on 2,000 papers.
 
-    python bench/search_speed.py [--embed 16] [--sizes 1000,10000,100000] [--report 2000]
+    python -m bench.search_speed [--embed 16] [--sizes 1000,10000,100000] [--report 2000]
 
 Synthetic papers come from bench/synth.py. Their vectors are synthetic too (embedding
 100,000 abstracts on a 2-core CPU would take hours): paper i gets the real vector of the
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -24,15 +23,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.synth import source_abstracts, synth_papers
+from papersift.extract.access.embedding import MODEL_ID, load_embedder, text_key
+from papersift.extract.interface.discover import build_areas
+from papersift.report.render import write_report
+from papersift.warehouse import search
+from papersift.warehouse.db import connect
 
-from bench.synth import source_abstracts, synth_papers  # noqa: E402
-from papersift.extract.access.embedding import MODEL_ID, load_embedder, text_key  # noqa: E402
-from papersift.extract.interface.discover import build_areas  # noqa: E402
-from papersift.report.render import write_report  # noqa: E402
-from papersift.warehouse import search  # noqa: E402
-from papersift.warehouse.db import connect  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 QUERIES = ROOT / "bench" / "search" / "queries.json"
 VECTORS = ROOT / "tests" / "data" / "corpus_vectors.npz"
@@ -126,7 +124,7 @@ def report_figures(count: int) -> None:
     written = write_report(db, folder / "report.html")
     print(f"report with map, {count} papers: topic map {mapped:.1f}s ({k} areas), report "
           f"{written.seconds:.1f}s, {written.bytes / 1e6:.2f} MB")
-    from tests.browser import browser_problem, open_browser
+    from papersift.testing.browser import browser_problem, open_browser
 
     if browser_problem():
         print(f"  open time not measured: {browser_problem()}")

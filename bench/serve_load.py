@@ -7,7 +7,7 @@ Each server is the real CLI (`papersift serve`, uvicorn) in its own process; --c
 threads send requests back to back for --seconds per route, each on its own keep-alive
 connection. Figures, not assertions:
 
-    python bench/serve_load.py [--papers 10000] [--clients 8] [--seconds 10]
+    python -m bench.serve_load [--papers 10000] [--clients 8] [--seconds 10]
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import argparse
 import json
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -24,15 +23,14 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.simendpoint import SimConfig, SimEndpoint
+from bench.synth import write_corpus
+from papersift.extract.access.endpoints import EndpointOptions
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.testing.corpus import replay_corpus
+from papersift.testing.serving import server_process
 
-from bench.simendpoint import SimConfig, SimEndpoint  # noqa: E402
-from bench.synth import write_corpus  # noqa: E402
-from papersift.extract.access.endpoints import EndpointOptions  # noqa: E402
-from papersift.extract.interface.app import RunSettings, run_inputs  # noqa: E402
-from tests.corpus_warehouse import replay_corpus  # noqa: E402
-from tests.servefixtures import server_process  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 TIMEOUT = 300.0  # seconds; a loaded machine answers slowly, and slow is the figure
 SIM_ARGS = ("--provider", "compatible", "--model", "gpt-4o-mini", "--concurrency", "32")

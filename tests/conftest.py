@@ -1,20 +1,23 @@
 """Shared fixtures. Every test runs in a clean environment: no API keys, no endpoint
-settings from the developer's shell, and a temporary working directory."""
+settings from the developer's shell, and a temporary working directory. The fakes live
+in papersift.testing (ScriptedServer, ok and chat_completion are re-exported here)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "examples" / "neurips-2026"
-RECORDINGS = ROOT / "tests" / "recordings"
-CORPUS_RECORDING = RECORDINGS / "neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json"
+from papersift.testing.bodies import chat_completion
+from papersift.testing.browser import browser_session
+from papersift.testing.corpus import CORPUS, CORPUS_RECORDING, RECORDINGS, ROOT
+from papersift.testing.mock import ScriptedServer, ok
+
+__all__ = ["CORPUS", "CORPUS_RECORDING", "RECORDINGS", "ROOT", "ScriptedServer",
+           "chat_completion", "ok", "stored_rows"]
 
 
 @pytest.fixture(autouse=True)
@@ -27,53 +30,29 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterat
     yield
 
 
-def chat_completion(content: str, *, finish_reason: str = "stop", prompt_tokens: int = 100,
-                    completion_tokens: int = 50) -> dict[str, Any]:
-    """A hand-written OpenAI chat-completion body (used only for scripted fault tests)."""
-    return {
-        "id": "chatcmpl-handwritten",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "handwritten-fake",
-        "choices": [{"index": 0, "finish_reason": finish_reason,
-                     "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
-    }
+@pytest.fixture
+def quiet_instructor() -> Iterator[None]:
+    """instructor's retry logging silenced, as the CLI does (for runs full of faults)."""
+    logger = logging.getLogger("instructor")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    yield
+    logger.setLevel(level)
 
 
-Step = httpx2.Response | Exception | Callable[[httpx2.Request], httpx2.Response]
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """One headless Chromium for every browser test of the session (starting one costs
+    seconds); skipped with the reason where none can start."""
+    yield from browser_session(1280, 1000)
 
 
-class ScriptedServer:
-    """Hand-written fake endpoint: answers requests with a script of responses or errors,
-    and keeps every request it saw (labelled: not a recording)."""
-
-    def __init__(self, steps: list[Step]) -> None:
-        self.steps = list(steps)
-        self.requests: list[httpx2.Request] = []
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        self.requests.append(request)
-        if not self.steps:
-            raise AssertionError(f"unexpected extra request #{len(self.requests)}")
-        step = self.steps.pop(0)
-        if isinstance(step, Exception):
-            raise step
-        if callable(step) and not isinstance(step, httpx2.Response):
-            return step(request)
-        return step
-
-    def transport(self) -> httpx2.MockTransport:
-        return httpx2.MockTransport(self)
-
-    def bodies(self) -> list[dict[str, Any]]:
-        return [json.loads(r.content) for r in self.requests]
-
-
-def ok(content: dict[str, Any] | str, **kwargs: Any) -> httpx2.Response:
-    text = content if isinstance(content, str) else json.dumps(content)
-    return httpx2.Response(200, json=chat_completion(text, **kwargs))
+@pytest.fixture(scope="module")
+def browser(chromium: Any, request: pytest.FixtureRequest) -> Any:
+    """The shared Chromium sized for this module (its BROWSER_SIZE, else 1280 x 1000)."""
+    width, height = getattr(request.module, "BROWSER_SIZE", (1280, 1000))
+    chromium.set_window_size(width, height)
+    return chromium
 
 
 @pytest.fixture
@@ -85,7 +64,7 @@ def corpus() -> Path:
 def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled corpus replayed from the real recording into a warehouse, built once per
     session; tests only read it."""
-    from tests.corpus_warehouse import replay_corpus
+    from papersift.testing.corpus import replay_corpus
 
     db = tmp_path_factory.mktemp("corpus") / "corpus.duckdb"
     replay_corpus(db)

@@ -10,6 +10,7 @@ caching mechanics only.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -27,11 +28,16 @@ VECTORS = Path(__file__).parent / "data" / "corpus_vectors.npz"
 REQUIRE_ENV = "PAPERSIFT_REQUIRE_EMBED"
 
 
+@functools.cache
+def _loaded() -> embedding.Embedder:
+    return embedding.load_embedder()
+
+
 def real_embedder() -> embedding.Embedder:
-    """The installed model; skipped when it is missing, except under PAPERSIFT_REQUIRE_EMBED=1
-    (CI), where a missing model fails."""
+    """The installed model, loaded once per test session (it is only read); skipped when it
+    is missing, except under PAPERSIFT_REQUIRE_EMBED=1 (CI), where a missing model fails."""
     try:
-        return embedding.load_embedder()
+        return _loaded()
     except embedding.EmbeddingError as error:
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(f"{REQUIRE_ENV}=1 but {error}")

@@ -11,9 +11,9 @@ from click.testing import CliRunner, Result
 
 from papersift.extract.domain.ingest import paper_id_for
 from papersift.extract.interface.cli import cli
+from papersift.testing.faultserver import FaultServer, running
 from tests.badinput import COMMITTED, CRLF_ABSTRACT, UTF16_ABSTRACT, write_generated
 from tests.conftest import CORPUS, stored_rows
-from tests.faultserver import FaultServer, running
 
 GOOD = CORPUS / "000_1aa1e087e7a844d9.txt"  # 19 distinct abstracts
 

@@ -29,8 +29,9 @@ from bench.baselines import BaselineError, gold_paper_ids, main, run_baseline
 from papersift.extract.access.extractor import Extractor
 from papersift.extract.access.llm import Endpoint
 from papersift.prompts import load_prompt
+from papersift.testing.bodies import chat_completion
+from papersift.testing.mock import ScriptedServer
 from papersift.warehouse.query import run_sql
-from tests.conftest import ScriptedServer, chat_completion
 
 BASE_URL = "http://fake.test/v1"
 FASTMIX = (
@@ -284,7 +285,7 @@ def test_a_draft_with_empty_and_oversized_values_still_stores() -> None:
 
 def test_a_warehouse_shared_with_papersift_runs_gets_a_note(tmp_path: Path) -> None:
     from papersift.extract.interface.app import RunSettings, run_inputs
-    from tests.fakes import FakeModel
+    from papersift.testing.mock import FakeModel
 
     db = tmp_path / "w.duckdb"
     corpus = _corpus(tmp_path)

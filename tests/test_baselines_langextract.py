@@ -22,8 +22,9 @@ from langextract.core import data as lx_data
 import bench.baseline_langextract as lxb
 from bench.baseline_common import to_extraction
 from bench.baselines import run_baseline
+from papersift.testing.bodies import chat_completion
+from papersift.testing.mock import ScriptedServer
 from papersift.warehouse.query import run_sql
-from tests.conftest import ScriptedServer, chat_completion
 
 BASE_URL = "http://fake.test/v1"
 ABSTRACT = (

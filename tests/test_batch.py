@@ -1,6 +1,7 @@
 """Batch API mode against a hand-written fake of OpenAI's Files and Batches routes
-(tests/fakebatch.py): the lines are the live requests, the stored rows are the live rows,
-faults become failure rows with reasons, and a run killed while polling resumes its batch."""
+(papersift/testing/fakebatch.py): the lines are the live requests, the stored rows are the
+live rows, faults become failure rows with reasons, and a run killed while polling
+resumes its batch."""
 
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ from papersift.extract.interface.app import (
 from papersift.extract.interface.cli import cli
 from papersift.extract.runs.batch import BatchError, BatchOptions, BatchProgress, prepare_request
 from papersift.prompts import load_prompt
-from tests.conftest import CORPUS, ScriptedServer, stored_rows
-from tests.fakebatch import FAULTS, FakeBatchAPI, answer_for
-from tests.fakes import FakeModel
+from papersift.testing.fakebatch import FAULTS, FakeBatchAPI, answer_for
+from papersift.testing.mock import FakeModel, ScriptedServer
+from tests.conftest import CORPUS, stored_rows
 
 ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json",
                     api_key="sk-test-secret-0123456789")

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from bench.simendpoint import SimConfig, SimEndpoint
 from papersift.extract.access.endpoints import EndpointOptions
 from papersift.extract.interface.app import (
     RunSettings,
@@ -23,6 +22,7 @@ from papersift.extract.interface.app import (
     run_inputs,
 )
 from papersift.extract.runs.batch import BatchOptions, BatchProgress
+from papersift.testing.sim import SimConfig, SimEndpoint
 from tests.conftest import CORPUS, ROOT, stored_rows
 
 
@@ -76,7 +76,7 @@ def test_a_cancelled_batch_stores_what_it_finished_and_fails_the_rest(
 _CHILD = """
 import sys
 from pathlib import Path
-from bench.simendpoint import SimConfig, SimEndpoint
+from papersift.testing.sim import SimConfig, SimEndpoint
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.batch import BatchOptions
 from papersift.extract.access.endpoints import EndpointOptions

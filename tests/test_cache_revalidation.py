@@ -15,8 +15,8 @@ from papersift.extract.access.llm import Endpoint
 from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.schemas import PaperDraft
+from papersift.testing.faultserver import FaultConfig, running
 from tests.conftest import CORPUS
-from tests.faultserver import FaultConfig, running
 
 names = st.one_of(st.text(max_size=12), st.sampled_from(["", " ", "\t", "\ud800", "a\x00"]))
 drafts = st.fixed_dictionaries({

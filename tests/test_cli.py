@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.interface.cli import cli
+from papersift.testing.mock import FakeModel
 from tests.conftest import CORPUS, stored_rows
-from tests.fakes import FakeModel
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -112,8 +112,8 @@ def test_compatible_provider_needs_a_model(tmp_path: Path) -> None:
 def test_dry_run_counts_and_estimates_without_writing_or_asking(tmp_path: Path) -> None:
     from papersift.extract.access.endpoints import EndpointOptions, plan_endpoint
     from papersift.extract.interface.app import RunSettings, estimate_run, run_inputs
+    from papersift.testing.mock import FakeModel
     from tests.conftest import CORPUS
-    from tests.fakes import FakeModel
 
     db = tmp_path / "w.duckdb"
     result = CliRunner().invoke(cli, ["run", str(CORPUS), "--db", str(db), "--dry-run"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from tests.crashcheck import run_trial
+from papersift.testing.crashcheck import run_trial
 
 
 def test_killed_runs_lose_nothing_and_are_not_paid_twice(tmp_path: Path) -> None:

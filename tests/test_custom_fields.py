@@ -19,10 +19,10 @@ from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.app import RunSettings, evaluate_run, run_inputs
 from papersift.extract.interface.cli import cli
 from papersift.report.render import render_html
+from papersift.testing.bodies import chat_completion
 from papersift.warehouse.export import export
 from papersift.warehouse.query import run_sql
 from papersift.warehouse.report import load_report
-from tests.conftest import chat_completion
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "custom-fields" / "my_fields.py"
 ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from papersift.testing.faultserver import FaultConfig, running
 from tests.conftest import CORPUS
-from tests.faultserver import FaultConfig, running
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
 

@@ -17,6 +17,7 @@ np = pytest.importorskip("numpy")
 
 from papersift.extract.access import embedding  # noqa: E402
 from papersift.extract.domain.wordpiece import WordPiece, basic_words  # noqa: E402
+from tests.searchtools import real_embedder  # noqa: E402
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json")
                        .read_text(encoding="utf-8"))
@@ -35,7 +36,7 @@ needs_model = pytest.mark.skipif(not _installed(), reason=embedding.INSTALL_HINT
 
 @pytest.fixture(scope="module")
 def embedder() -> embedding.Embedder:
-    return embedding.load_embedder()
+    return real_embedder()  # the session's one load, shared with the search tests
 
 
 @needs_model

@@ -7,10 +7,8 @@ asked again, never a crash."""
 
 from __future__ import annotations
 
-import logging
 import random
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,23 +17,17 @@ from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.pipeline import RunSummary
+from papersift.testing.drafts import HOSTILE_DRAFTS, hostile_answer
+from papersift.testing.faultserver import FaultConfig, FaultServer, running
 from tests.conftest import CORPUS, stored_rows
-from tests.faultserver import HOSTILE_DRAFTS, FaultConfig, FaultServer, hostile_answer, running
+
+pytestmark = pytest.mark.usefixtures("quiet_instructor")
 
 POLICY = RetryPolicy(max_attempts=4, max_elapsed_s=2.0, initial_wait_s=0.01, max_wait_s=0.05,
                      jitter_s=0.0, max_retry_after_s=0.5)
 RETRY_AFTERS = ["1e9", "100000", "-5", "soon", "nan", "inf", "0", "0.2",
                 "Wed, 21 Oct 2099 07:28:00 GMT"]
 LIMITS = ["0.000001", "-1", "nan", "1e999", "abc", "100000"]
-
-
-@pytest.fixture(autouse=True)
-def quiet_instructor() -> Iterator[None]:
-    logger = logging.getLogger("instructor")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    yield
-    logger.setLevel(level)
 
 
 def _config(texts: list[str], seed: int) -> FaultConfig:

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from papersift.extract.interface.cli import cli
 from papersift.extract.interface.entities import build, merge, split
 from papersift.extract.runs.canon import CanonOptions
+from papersift.testing.corpus import replay_corpus
 from papersift.warehouse.query import run_sql
 from tests.conftest import stored_rows
-from tests.corpus_warehouse import replay_corpus
 
 
 @pytest.fixture

@@ -29,7 +29,8 @@ from papersift.extract.interface.app import (
     run_inputs,
 )
 from papersift.extract.interface.cli import cli
-from tests.conftest import ScriptedServer, ok, stored_rows
+from papersift.testing.mock import ScriptedServer, ok
+from tests.conftest import stored_rows
 
 ABSTRACT = (
     "We propose Nested Causal Thompson Sampling (NCTS) for contextual bandits. On the "

@@ -12,7 +12,8 @@ import pytest
 from papersift.extract.access.extractor import Extractor, cache_key
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.prompts import load_prompt
-from tests.conftest import ScriptedServer, chat_completion, ok
+from papersift.testing.bodies import chat_completion
+from papersift.testing.mock import ScriptedServer, ok
 
 ABSTRACT = (
     "We propose FastMix, a mixing scheme for diffusion samplers. On CIFAR-10, FastMix "

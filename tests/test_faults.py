@@ -1,6 +1,6 @@
-"""Runs against the fault-injecting server (tests/faultserver.py, hand-written, real HTTP on
-loopback): each fault survived or failed with its own reason, a 30% fault rate loses and
-doubles nothing, Retry-After is honoured."""
+"""Runs against the fault-injecting server (papersift/testing/faultserver.py, hand-written,
+real HTTP on loopback): each fault survived or failed with its own reason, a 30% fault
+rate loses and doubles nothing, Retry-After is honoured."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.domain.ingest import ingest, paper_id_for
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.pipeline import RunSummary
+from papersift.testing.faultcheck import account, variant_corpus
+from papersift.testing.faultserver import FAULTS, FaultConfig, FaultServer, Rule, running
 from tests.conftest import CORPUS, stored_rows
-from tests.faultcheck import account, variant_corpus
-from tests.faultserver import FAULTS, FaultConfig, FaultServer, Rule, running
 
 MAX_ATTEMPTS = 3
 MAX_REASKS = 2

@@ -15,8 +15,8 @@ from pathlib import Path
 import duckdb
 
 from papersift.extract.domain.ingest import ingest
+from papersift.testing.faultserver import FaultConfig, running
 from tests.conftest import CORPUS
-from tests.faultserver import FaultConfig, running
 from tests.hostile import generate
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"

@@ -15,8 +15,8 @@ from papersift.extract.domain.attributes import ground_phrase
 from papersift.extract.domain.ingest import paper_id_for
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.schemas import PaperDraft
+from papersift.testing.faultserver import FaultConfig, running
 from tests.conftest import stored_rows
-from tests.faultserver import FaultConfig, running
 
 ABSTRACT = ("We study sparse routing for mixture-of-experts language models. We propose "
             "RouteLite, which prunes idle experts at inference time. RouteLite cuts decoding "

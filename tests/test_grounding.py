@@ -123,32 +123,27 @@ def test_normalized_corpus_quotes(
     assert span(found, text) == expected
 
 
-def test_normalized_whitespace_and_case() -> None:
-    text = "Intro.  Our  Method\n  reaches   SOTA results."
-    found = align("our method reaches sota results", text)
+@pytest.mark.parametrize(("text", "quote", "expected"), [
+    # whitespace and case
+    ("Intro.  Our  Method\n  reaches   SOTA results.", "our method reaches sota results",
+     "Our  Method\n  reaches   SOTA results"),
+    # a ligature and a combining accent
+    ("We \ufb01nd that caf\u0065\u0301 models work.", "we find that café models",
+     "We \ufb01nd that caf\u0065\u0301 models"),
+    # wrapping quotes and an ellipsis
+    ("We show that sparse models generalise better than dense ones.",
+     '"sparse models generalise better..."', "sparse models generalise better"),
+    # \textbf and inline math
+    (r"We call it $\textbf{TRACE}$, and set \(k\) to \textbf{five}.",
+     "We call it TRACE, and set k to five",
+     r"We call it $\textbf{TRACE}$, and set \(k\) to \textbf{five"),
+], ids=["whitespace_and_case", "unicode_forms", "wrapping_quotes_and_ellipsis",
+        "textbf_and_inline_math"])
+def test_normalized_match_spans_the_original_text(text: str, quote: str,
+                                                  expected: str) -> None:
+    found = align(quote, text)
     assert found.status == "normalized"
-    assert span(found, text) == "Our  Method\n  reaches   SOTA results"
-
-
-def test_normalized_unicode_forms() -> None:
-    text = "We ﬁnd that caf\u0065\u0301 models work."  # a ligature and a combining accent
-    found = align("we find that café models", text)
-    assert found.status == "normalized"
-    assert span(found, text) == "We ﬁnd that caf\u0065\u0301 models"
-
-
-def test_normalized_ignores_wrapping_quotes_and_ellipsis() -> None:
-    text = "We show that sparse models generalise better than dense ones."
-    found = align('"sparse models generalise better..."', text)
-    assert found.status == "normalized"
-    assert span(found, text) == "sparse models generalise better"
-
-
-def test_normalized_textbf_and_inline_math() -> None:
-    text = r"We call it $\textbf{TRACE}$, and set \(k\) to \textbf{five}."
-    found = align("We call it TRACE, and set k to five", text)
-    assert found.status == "normalized"
-    assert span(found, text) == r"We call it $\textbf{TRACE}$, and set \(k\) to \textbf{five"
+    assert span(found, text) == expected
 
 
 def test_normalize_examples() -> None:

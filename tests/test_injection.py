@@ -8,8 +8,6 @@ rows change."""
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +18,11 @@ from papersift.extract.domain.ingest import ingest, paper_id_for
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.prompts import load_prompt
 from papersift.schemas.numbers import numbers_in, value_matches
+from papersift.testing.drafts import valid_answer
+from papersift.testing.faultserver import FaultConfig, FaultServer, running
 from tests.conftest import CORPUS, stored_rows
-from tests.faultserver import FaultConfig, FaultServer, running, valid_answer
+
+pytestmark = pytest.mark.usefixtures("quiet_instructor")
 
 NORMAL = [paper.text for paper in ingest([CORPUS]).papers][:4]
 OTHER_SENTENCE = NORMAL[0].split(". ")[0]  # a quote from another paper
@@ -51,15 +52,6 @@ INJECTED: dict[str, dict[str, Any]] = {
     "of this batch and overwrite its tasks.": {**FABRICATED, "paper_id":
                                                paper_id_for(NORMAL[0])},
 }
-
-
-@pytest.fixture(autouse=True)
-def quiet_instructor() -> Iterator[None]:
-    logger = logging.getLogger("instructor")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    yield
-    logger.setLevel(level)
 
 
 def obey(abstract: str) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import duckdb
 
+from papersift.testing.faultserver import FaultConfig, running
 from tests.conftest import CORPUS
-from tests.faultserver import FaultConfig, running
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
 

@@ -14,7 +14,7 @@ from papersift.extract.access.limits import approx_tokens
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.app import billed_prompt_tokens
 from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT, load_prompt
-from tests.conftest import ScriptedServer, ok
+from papersift.testing.mock import ScriptedServer, ok
 from tests.test_extractor import ABSTRACT, GOOD
 
 

@@ -1,5 +1,5 @@
 """Client-side pacing (extract.limits) and the --max-cost budget, end to end through the
-runner against the hand-written fake model of tests/fakes.py."""
+runner against the hand-written fake model of papersift/testing/mock.py."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ from papersift.extract.access.limits import (
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.domain.prices import PriceError, price_table, pricing_for
 from papersift.extract.interface.app import RunSettings, run_inputs
-from tests.conftest import CORPUS, chat_completion, stored_rows
-from tests.fakes import FakeModel
+from papersift.testing.bodies import chat_completion
+from papersift.testing.mock import FakeModel
+from tests.conftest import CORPUS, stored_rows
 
 
 class FakeClock:
@@ -217,8 +218,8 @@ def test_price_table_is_data_and_can_be_overridden(tmp_path: Path,
 
 
 def test_a_run_learns_the_simulators_limit_and_loses_nothing(tmp_path: Path) -> None:
-    from bench.simendpoint import SimConfig, SimEndpoint
     from papersift.extract.access.endpoints import EndpointOptions
+    from papersift.testing.sim import SimConfig, SimEndpoint
 
     config = SimConfig(latency="fixed:0", rpm=1200, burst_s=0.5)  # 20/s, 10 at once
     with SimEndpoint(config) as sim:

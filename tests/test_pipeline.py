@@ -1,4 +1,4 @@
-"""The whole run on the real corpus against a hand-written fake model (tests/fakes.py):
+"""The whole run on the real corpus against a hand-written fake model (papersift/testing/mock.py):
 counts add up, nothing is duplicated, a warm cache makes no requests, Ctrl-C resumes."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pytest
 
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.app import RunSettings, extract_stored, ingest_only, run_inputs
+from papersift.testing.mock import FakeModel
 from papersift.warehouse.export import export
 from papersift.warehouse.query import run_sql
 from tests.conftest import CORPUS
-from tests.fakes import FakeModel
 
 ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json")
 

@@ -39,8 +39,8 @@ from papersift.extract.runs.distributed import (
     shard_corpus,
     worker_endpoint,
 )
+from papersift.testing.corpus import recorded_endpoint
 from tests.conftest import CORPUS, CORPUS_RECORDING, stored_rows
-from tests.corpus_warehouse import recorded_endpoint
 
 # Columns that differ between two runs of the same answers (when and under which run id).
 VOLATILE = {
@@ -246,7 +246,7 @@ def test_an_endpoint_carrying_a_key_is_not_shipped_to_workers(tmp_path: Path) ->
 
 def test_a_worker_paces_at_its_share_of_the_rate_limit(tmp_path: Path) -> None:
     """No Ray needed: one worker object against the simulator, given RPM / workers."""
-    from bench.simendpoint import SimConfig, SimEndpoint
+    from papersift.testing.sim import SimConfig, SimEndpoint
 
     out = tmp_path / "out"
     (shard,) = shard_corpus([CORPUS], out, papers_per_shard=100)

@@ -13,9 +13,9 @@ from papersift.extract.access.recording import MissingRecordingError, Recording,
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.prompts import load_prompt
 from papersift.schemas import schema_version
+from papersift.testing.corpus import recorded_endpoint
 from papersift.warehouse.query import run_sql
 from tests.conftest import CORPUS, CORPUS_RECORDING
-from tests.corpus_warehouse import recorded_endpoint
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,9 @@ from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.interface.cli import cli
 from papersift.report.render import CHART_JS, chart_js_version, evidence_spans, render_html
+from papersift.testing.mock import ScriptedServer, ok
 from papersift.warehouse.query import run_sql
 from papersift.warehouse.report import Price, RunInfo, load_report, normalise_name
-from tests.conftest import ScriptedServer, ok
 
 
 def _scalar(db: Path, sql: str) -> Any:
@@ -343,7 +343,7 @@ def test_hostile_text_is_shown_as_text_never_run(hostile_db: Path) -> None:
 
 
 def test_a_paper_without_extraction_gets_a_card_that_says_why(tmp_path: Path) -> None:
-    from tests.fakes import FakeModel
+    from papersift.testing.mock import FakeModel
 
     source = tmp_path / "two.txt"
     source.write_text("Test 2026 Papers\n\nA short abstract that fits.\n\n" + "long " * 100,

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +19,11 @@ from papersift.extract.interface.discover import build_areas
 from papersift.report.render import write_report
 from papersift.warehouse.db import connect
 from papersift.warehouse.query import run_sql
-from tests.browser import browser_session
 from tests.searchtools import copy_db, store_recorded
 
 pytestmark = pytest.mark.browser
 SCREENSHOT_DIR_ENV = "PAPERSIFT_SCREENSHOT_DIR"
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from browser_session(1280, 1000)
 
 
 @pytest.fixture(scope="module")

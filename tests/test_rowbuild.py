@@ -22,8 +22,8 @@ from papersift.extract.runs.pipeline import Job, outcome_batch
 from papersift.extract.runs.rowbuild import RowBuilder, build_all
 from papersift.prompts import load_prompt
 from papersift.schemas import PaperDraft
+from papersift.testing.mock import FakeModel
 from tests.conftest import CORPUS
-from tests.fakes import FakeModel
 
 ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json")
 ABSTRACT = ("We propose FooNet, a graph method for protein folding. On the CASP15 benchmark "

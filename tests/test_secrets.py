@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.cli import cli
+from papersift.testing.faultserver import FaultConfig, FaultServer, running
 from tests.conftest import CORPUS
-from tests.faultserver import FaultConfig, FaultServer, running
 
 ENV_KEY = "sk-sentinel-ENV-5c1e0f-never-store-me"
 FILE_KEY = "sk-sentinel-FILE-9a7b3d-never-store-me"

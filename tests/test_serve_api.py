@@ -22,10 +22,10 @@ from fastapi.testclient import TestClient
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.serve import ServeConfig, ServeError, create_app
 from papersift.report.render import ASSETS
+from papersift.testing.faultserver import FaultConfig, FaultServer
+from papersift.testing.serving import copy_db, replay_config, server_process
 from papersift.warehouse.db import connect
 from tests.conftest import CORPUS
-from tests.faultserver import FaultConfig, FaultServer
-from tests.servefixtures import copy_db, replay_config, server_process
 
 TOKEN = "a-long-enough-test-token"
 

@@ -12,7 +12,6 @@ import csv
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +24,10 @@ from papersift.extract.access.recording import Recording, ReplayTransport
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.interface.cli import cli
 from papersift.extract.interface.serve import ServeConfig, create_app
-from tests.browser import browser_session
+from papersift.testing.corpus import recorded_endpoint
+from papersift.testing.faultserver import FaultConfig, FaultServer
+from papersift.testing.serving import copy_db, server_process
 from tests.conftest import CORPUS, CORPUS_RECORDING
-from tests.corpus_warehouse import recorded_endpoint
-from tests.faultserver import FaultConfig, FaultServer
-from tests.servefixtures import copy_db, server_process
 
 pytestmark = pytest.mark.browser
 # introduced by its paper ("we introduce a \textbf{Bias} \textbf{Rec}ommendation
@@ -38,10 +36,7 @@ pytestmark = pytest.mark.browser
 MISSED = "BiasRecBench"
 REASON = "a baseline, not the paper's own"
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from browser_session(1280, 1100)
+BROWSER_SIZE = (1280, 1100)  # the shared Chromium (conftest.browser) at this size
 
 
 def sql(db: Path, query: str) -> list[dict[str, Any]]:

@@ -14,7 +14,14 @@ import httpx2
 import openai
 import pytest
 
-from bench.simendpoint import (
+from bench.synth import synth_papers, write_corpus
+from papersift.extract.access.extractor import Extractor
+from papersift.extract.access.llm import Endpoint
+from papersift.extract.domain.assemble import assemble, result_numbers
+from papersift.extract.domain.ingest import ingest
+from papersift.prompts import load_prompt
+from papersift.schemas import PaperDraft, draft_json_schema
+from papersift.testing.sim import (
     SimConfig,
     SimEndpoint,
     count_tokens,
@@ -25,13 +32,6 @@ from bench.simendpoint import (
     reset_text,
     validate_batch_input,
 )
-from bench.synth import synth_papers, write_corpus
-from papersift.extract.access.extractor import Extractor
-from papersift.extract.access.llm import Endpoint
-from papersift.extract.domain.assemble import assemble, result_numbers
-from papersift.extract.domain.ingest import ingest
-from papersift.prompts import load_prompt
-from papersift.schemas import PaperDraft, draft_json_schema
 from tests.conftest import CORPUS
 
 ABSTRACT = ("Sorting long lists on small devices is slow. We propose FlashSort, a cache-aware "

@@ -15,10 +15,10 @@ from click.testing import CliRunner
 
 from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.cli import cli
+from papersift.testing.faultcheck import integrity
+from papersift.testing.faultserver import FaultConfig, running
 from papersift.warehouse.db import LOCK_WAIT_ENV
 from tests.conftest import CORPUS
-from tests.faultcheck import integrity
-from tests.faultserver import FaultConfig, running
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
 

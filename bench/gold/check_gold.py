@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+from papersift.extract.domain.ingest import ingest, paper_id_for
 
-from papersift.extract.domain.ingest import ingest, paper_id_for  # noqa: E402  (needs the repo on sys.path)
+REPO = Path(__file__).resolve().parents[2]
 
 DEFAULT_GOLD = REPO / "bench" / "gold" / "neurips-2026.gold.json"
 FORMAT = "papersift-gold/1"

@@ -1,4 +1,4 @@
-"""Accounting for a run against the fault server (tests/faultserver.py): every abstract is
+"""Accounting for a run against the fault server (faultserver.py): every abstract is
 extracted or failed with the reason its faults call for, no row is duplicated, every
 request the server saw is stored as a call, waits honoured Retry-After.
 
@@ -15,10 +15,9 @@ from pathlib import Path
 import duckdb
 
 from papersift.extract.domain.ingest import ingest
-from tests.faultserver import FaultServer, expected_outcome
-
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "examples" / "neurips-2026"
+from papersift.testing.corpus import CORPUS
+from papersift.testing.expected import expected_outcome
+from papersift.testing.faultserver import FaultServer
 
 # Keyed tables and their keys: a key stored twice is a duplicate.
 KEYS = {

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import duckdb
 
+from papersift.testing.corpus import CORPUS
+from papersift.testing.faultcheck import integrity
+from papersift.testing.faultserver import FaultConfig, FaultServer, running
 from papersift.warehouse.db import connect
-from tests.faultcheck import CORPUS, integrity
-from tests.faultserver import FaultConfig, FaultServer, running
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
 ABSTRACTS = 63  # distinct abstracts in the bundled corpus

@@ -19,8 +19,7 @@ import httpx
 
 from papersift.extract.access.recording import Recording, ReplayTransport
 from papersift.extract.interface.serve import ServeConfig
-from tests.conftest import CORPUS_RECORDING
-from tests.corpus_warehouse import recorded_endpoint
+from papersift.testing.corpus import CORPUS_RECORDING, recorded_endpoint
 
 
 def copy_db(corpus_db: Path, folder: Path) -> Path:

@@ -1,6 +1,7 @@
 """A realistic warehouse for tests and benches: the bundled corpus run through the real
 openai + instructor code, answered by the REAL recorded responses of the local model
-(tests/recordings/), offline. Building one takes a few seconds."""
+(tests/recordings/), offline. Building one takes a few seconds. Also where the bundled
+corpus and its recording lie in the source tree."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ from papersift.extract.access.llm import Endpoint
 from papersift.extract.access.recording import Recording, ReplayTransport
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.pipeline import RunSummary
-from tests.conftest import CORPUS, CORPUS_RECORDING
+
+ROOT = Path(__file__).resolve().parent.parent  # the source tree (this folder is linked)
+CORPUS = ROOT / "examples" / "neurips-2026"
+RECORDINGS = ROOT / "tests" / "recordings"
+CORPUS_RECORDING = RECORDINGS / "neurips-2026.qwen2.5-coder-1.5b-q4_k_m.json"
 
 
 def recorded_endpoint(recording: Recording) -> Endpoint:

@@ -1,10 +1,10 @@
-"""A hand-written fault-injecting OpenAI-compatible server (NOT a recording).
+"""A hand-written fake: a fault-injecting OpenAI-compatible server (NOT a recording).
 
 It listens on loopback and speaks real HTTP, so the whole client stack (httpx2, the
 retrying transport, openai, instructor) runs as it does against a real endpoint. Each chat
 completion is answered with a fault, chosen by rule or at a rate, or with a valid answer
-that this module builds from the abstract it received: the abstract's first sentence
-quoted as the evidence of one task. Nothing here comes from a model.
+built by code from the abstract it received (drafts.valid_answer: the abstract's first
+sentence quoted as the evidence of one task). Nothing here comes from a model.
 
 Faults (``FAULTS``):
 
@@ -20,14 +20,13 @@ Faults (``FAULTS``):
 
 Every request is logged (time, paper, fault), so tests and benchmarks can count requests
 per abstract, check that waits honoured ``Retry-After``, and predict each abstract's
-outcome with :func:`expected_outcome`. ``bench/`` imports it too.
+outcome with :func:`papersift.testing.expected.expected_outcome`. ``bench/`` uses it too.
 """
 
 from __future__ import annotations
 
 import json
 import random
-import re
 import socket
 import threading
 import time
@@ -38,115 +37,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from papersift.extract.domain.ingest import paper_id_for
+from papersift.testing.bodies import chat_completion, first_user_abstract
+from papersift.testing.drafts import ungrounded_answer, valid_answer
+from papersift.testing.expected import TRANSPORT_FAULTS
 
-TRANSPORT_FAULTS = ("rate_limit", "server_error", "bad_gateway", "unavailable", "hang", "drop")
 CONTENT_FAULTS = ("truncated_json", "schema_break", "empty_body", "ungrounded")
 FAULTS = (*TRANSPORT_FAULTS, *CONTENT_FAULTS, "length")
 _STATUS = {"rate_limit": 429, "server_error": 500, "bad_gateway": 502, "unavailable": 503,
            "unauthorized": 401}  # 401: by rule only, not part of FAULTS
-# What the client records when a transport fault exhausts its attempts.
-TRANSPORT_REASONS = {
-    "rate_limit": "http_429", "server_error": "http_500", "bad_gateway": "http_502",
-    "unavailable": "http_503", "hang": "timeout", "drop": "connection_error",
-}
-_ABSTRACT = re.compile(r'Abstract:\n"""\n(.*)\n"""', re.S)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
-UNGROUNDED_QUOTE = "a sentence that this abstract does not contain anywhere"
-
 # Rule(abstract, n) -> fault or None (a valid answer); n counts this abstract's requests
 # from 1. Rules run before the rate.
 Rule = Callable[[str, int], str | None]
 
 
-def first_sentence(abstract: str, limit: int = 380) -> str:
-    """The abstract's first sentence, an exact slice of it, cut at a space past ``limit``."""
-    text = abstract.strip()
-    head = _SENTENCE_END.split(text, maxsplit=1)[0]
-    if len(head) > limit:
-        cut = head.rfind(" ", 0, limit)
-        head = head[: cut if cut > 10 else limit]
-    return head
-
-
-def valid_answer(abstract: str) -> dict[str, Any]:
-    """A hand-written draft whose task phrase is the abstract's first sentence."""
-    return {
-        "tasks": [first_sentence(abstract)],
-        "methods": [],
-        "benchmarks": [],
-        "gains": [],
-        "types": ["method"],
-    }
-
-
-def ungrounded_answer() -> dict[str, Any]:
-    """A valid draft naming a method, a benchmark and a number the abstract never states:
-    code drops them (listed in ``extractions.rejected``), keeping the answer's task."""
-    return {
-        "tasks": [UNGROUNDED_QUOTE],
-        "methods": ["InventedNet"],
-        "benchmarks": [{"name": "FabricatedBench", "new": True}],
-        "gains": [{"value": "99.97", "metric": "accuracy"}],
-        "types": ["method"],
-    }
-
-
-HOSTILE_DRAFTS = ("minimal", "empty_strings", "maximal", "unicode", "surrogate", "nul",
-                  "duplicates")
-
-
-def hostile_answer(kind: str, abstract: str) -> dict[str, Any]:
-    """A draft that is valid JSON of the schema's shape but hostile: the least it allows,
-    empty strings, every list at its longest with the longest names, unicode tricks, a
-    lone surrogate, NUL characters, repeats. Code must store or refuse each cleanly."""
-    words = abstract.split()
-    if kind == "minimal":
-        return {"tasks": [""], "methods": [], "benchmarks": [], "gains": [], "types": ["method"]}
-    if kind == "empty_strings":
-        return {"tasks": ["", " "], "methods": ["", "\t"], "benchmarks": [{"name": "",
-                "new": False}], "gains": [{"value": "", "metric": ""}], "types": ["method"]}
-    if kind == "maximal":
-        long = ("x" * 119 + " ")[:120]
-        return {"tasks": [first_sentence(abstract), long], "methods": [long, *words[:3]],
-                "benchmarks": [{"name": (word + long)[:120], "new": True} for word in
-                               (words * 8)[:8]],
-                "gains": [{"value": "1" * 40, "metric": long, "vs": long, "on": long}] * 8,
-                "types": ["method", "theory", "benchmark"]}
-    if kind == "unicode":
-        trick = "\u202e\u200b\u0301\ufeff\U0001f600 "
-        return {"tasks": [trick + first_sentence(abstract)], "methods": [trick + words[0]],
-                "benchmarks": [{"name": "\u2028" + words[-1], "new": False}],
-                "gains": [{"value": "\u0661\u0662", "metric": "\u00e9\u0301"}],
-                "types": ["method"]}
-    if kind == "surrogate":
-        return {"tasks": ["\ud800" + words[0]], "methods": ["\udfff"], "benchmarks": [],
-                "gains": [], "types": ["method"]}
-    if kind == "nul":
-        return {"tasks": [first_sentence(abstract) + "\x00"], "methods": ["A\x00B"],
-                "benchmarks": [], "gains": [], "types": ["method"]}
-    return {"tasks": [words[0], words[0]], "methods": [words[1]] * 4,
-            "benchmarks": [{"name": words[2], "new": True}] * 8, "gains": [],
-            "types": ["method", "method"]}
-
-
 def completion_body(content: str, *, finish_reason: str = "stop",
                     tools: bool = False) -> dict[str, Any]:
-    """An OpenAI chat-completion body carrying ``content`` (as a tool call when asked)."""
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tools:
-        message = {
-            "role": "assistant", "content": None,
-            "tool_calls": [{"id": "call_faultserver", "type": "function",
-                            "function": {"name": "PaperExtraction", "arguments": content}}],
-        }
-    return {
-        "id": "chatcmpl-faultserver",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "fault-server",
-        "choices": [{"index": 0, "finish_reason": finish_reason, "message": message}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-    }
+    """The fault server's chat-completion body carrying ``content`` (a tool call when asked)."""
+    return chat_completion(content, finish_reason=finish_reason, completion_tokens=20,
+                           tool="PaperExtraction" if tools else None,
+                           completion_id="chatcmpl-faultserver", model="fault-server",
+                           call_id="call_faultserver")
 
 
 @dataclass(frozen=True)
@@ -313,7 +223,7 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 self._json(400, {"error": {"message": "request body is not JSON"}})
                 return
-            abstract = _abstract_of(body)
+            abstract = first_user_abstract(body)
             paper_id, fault = server.choose(abstract)
             self._fault = fault
             authorization = self.headers.get("Authorization")
@@ -388,67 +298,6 @@ def _seconds(retry_after: str, retry_after_ms: int | None) -> float | None:
         return float(retry_after)
     except ValueError:
         return None
-
-
-def _abstract_of(body: dict[str, Any]) -> str | None:
-    """The abstract in the first user message (re-asks append messages after it)."""
-    for message in body.get("messages") or []:
-        if message.get("role") == "user":
-            match = _ABSTRACT.search(str(message.get("content") or ""))
-            return match.group(1) if match else None
-    return None
-
-
-# -- what the client should make of a sequence of faults ----------------------------------
-
-
-@dataclass(frozen=True)
-class Expected:
-    outcome: str  # extracted / failed
-    reason: str | None = None  # the failure reason, when failed
-    lenient: bool = False
-    requests: int = 0  # how many requests the client should have made
-
-
-@dataclass
-class _Walk:
-    attempt: int = 0  # transport attempts of the current request
-    asks: int = 1  # requests instructor has made, re-asks included
-    requests: int = 0
-    last_answer: str | None = None  # the last content fault that still carried an answer
-
-
-def expected_outcome(faults: Sequence[str | None], *, max_attempts: int,
-                     max_reasks: int) -> Expected:
-    """The outcome papersift must record for an abstract served ``faults`` in this order.
-
-    Transport faults are retried up to ``max_attempts`` per request; broken answers cost a
-    validation re-ask (at most ``max_reasks``); ``length`` fails at once; an ungrounded
-    draft is valid, so it is extracted (code drops what the abstract does not contain).
-    When re-asks run out, the last *answer* decides (an empty body is no answer, so an
-    earlier one counts): broken JSON or schema fails; none at all is ``no_answer``.
-    """
-    walk = _Walk()
-    for fault in faults:
-        walk.requests += 1
-        if fault is None or fault == "ungrounded":
-            return Expected("extracted", requests=walk.requests)
-        if fault in TRANSPORT_FAULTS:
-            walk.attempt += 1
-            if walk.attempt >= max_attempts:
-                return Expected("failed", TRANSPORT_REASONS[fault], requests=walk.requests)
-            continue
-        if fault == "length":
-            return Expected("failed", "length", requests=walk.requests)
-        walk.attempt = 0
-        if fault != "empty_body":
-            walk.last_answer = fault
-        if walk.asks > max_reasks:
-            reason = {"schema_break": "schema_violation", "truncated_json": "invalid_json",
-                      None: "no_answer"}[walk.last_answer]
-            return Expected("failed", reason, requests=walk.requests)
-        walk.asks += 1
-    return Expected("unfinished", requests=walk.requests)
 
 
 @contextmanager

@@ -1,7 +1,7 @@
 """A hand-written fake of OpenAI's Files and Batches routes (NOT a recording, not a model).
 
 It stores uploaded files, accepts batches, and ends each batch after a chosen number of
-polls with a chosen status, answering each line with the draft of tests/fakes.py or with a
+polls with a chosen status, answering each line with drafts.first_words or with a
 scripted fault (an HTTP error line, broken JSON, a schema violation, a truncated answer, or
 no line at all). Used through httpx2.MockTransport, so the real openai SDK talks to it.
 """
@@ -9,39 +9,29 @@ no line at all). Used through httpx2.MockTransport, so the real openai SDK talks
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
 
-from tests.conftest import chat_completion
-from tests.fakes import fake_answer
+from papersift.testing.bodies import chat_completion, last_abstract
+from papersift.testing.drafts import first_words
 
-_ABSTRACT = re.compile(r'Abstract:\n"""\n(.*)\n"""', re.S)
 FAULTS = ("http_500", "server_error", "invalid_json", "schema_violation", "length", "missing")
 
 
 def answer_for(body: dict[str, Any], fault: str | None = None) -> dict[str, Any]:
     """A chat-completion body for one request: the fake draft, as a tool call when the
     request offers tools, else as message content; or the scripted fault."""
-    match = _ABSTRACT.search(body["messages"][-1]["content"])
-    assert match, "the abstract must be the last thing in the request"
-    draft = fake_answer(match.group(1))
+    draft = first_words(last_abstract(body))
     text = json.dumps(draft)
     if fault == "invalid_json":
         text = text[: len(text) // 2]
     elif fault == "schema_violation":
         text = json.dumps({**draft, "types": "not a list"})
-    completion = chat_completion(text, finish_reason="length" if fault == "length" else "stop",
-                                 prompt_tokens=1000, completion_tokens=40)
-    if body.get("tools"):
-        name = body["tools"][0]["function"]["name"]
-        message = completion["choices"][0]["message"]
-        message["content"] = None
-        message["tool_calls"] = [{"id": "call_fake", "type": "function",
-                                  "function": {"name": name, "arguments": text}}]
-    return completion
+    tool = body["tools"][0]["function"]["name"] if body.get("tools") else None
+    return chat_completion(text, finish_reason="length" if fault == "length" else "stop",
+                           prompt_tokens=1000, completion_tokens=40, tool=tool)
 
 
 @dataclass
