@@ -16,9 +16,10 @@ import pytest
 np = pytest.importorskip("numpy")
 
 from papersift.extract.access import embedding  # noqa: E402
-from papersift.extract.domain.wordpiece import WordPiece, basic_words  # noqa: E402
+from papersift.extract.domain.wordpiece import WordPiece, basic_words, unicode_words  # noqa: E402
 from tests.searchtools import real_embedder  # noqa: E402
 
+CORPUS_VECTORS = Path(__file__).parent / "data" / "corpus_vectors.npz"
 REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json")
                        .read_text(encoding="utf-8"))
 
@@ -103,3 +104,48 @@ def test_text_key_is_the_papers_text_hash() -> None:
     text = "Some  abstract\n\twith   odd spacing."
     assert embedding.text_key(text) == paper_id_for(text)
     assert embedding.text_key(text) == embedding.text_key(" ".join(text.split()))
+
+
+@needs_model
+def test_vectors_match_the_recorded_corpus_vectors(embedder: embedding.Embedder) -> None:
+    """tests/data/corpus_vectors.npz was recorded by the earlier, slower forward pass: the
+    batched one gives the same vectors (checked on the 6 shortest bundled abstracts and 2
+    non-ASCII ones, to keep the test fast)."""
+    from papersift.extract.domain.ingest import ingest
+
+    recorded = np.load(CORPUS_VECTORS)
+    by_key = dict(zip((str(k) for k in recorded["keys"]), recorded["vectors"], strict=True))
+    papers = ingest([Path(__file__).parent.parent / "examples" / "neurips-2026"]).papers
+    texts = sorted({paper.text for paper in papers}, key=len)
+    chosen = texts[:6] + [text for text in texts[6:] if not text.isascii()][:2]
+    assert any(not text.isascii() for text in chosen)
+    vectors = embedder.embed(chosen)
+    expected = np.stack([by_key[embedding.text_key(text)] for text in chosen])
+    cosines = (vectors * expected).sum(axis=1)
+    assert cosines.min() >= 0.9999, cosines
+
+
+def test_threads_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(embedding.THREADS_ENV, raising=False)
+    assert embedding.blas_threads() == 1
+    monkeypatch.setenv(embedding.THREADS_ENV, "2")
+    assert embedding.blas_threads() == 2
+    monkeypatch.setenv(embedding.THREADS_ENV, "lots")
+    with pytest.raises(embedding.EmbeddingError, match=embedding.THREADS_ENV):
+        embedding.blas_threads()
+
+
+def test_tokenizer_fast_paths_agree_with_the_character_path() -> None:
+    """basic_words' ASCII and per-chunk shortcuts against its plain per-character path, on
+    random strings mixing ASCII (controls included) with accents, odd spaces and CJK."""
+    import random
+
+    alphabet = [chr(code) for code in range(128)] + list(
+        "\u00e9\u00c9\u0130\u0131\u00df\u00a0\u3000\u200b\ufffd\u4e2d\u6587\ufb01"
+        "\u2013\u2014\u201c\u201d\u2026\u0301\u03a9\u00b5\u00b2")
+    rng = random.Random(16)
+    for _ in range(1500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(30)))
+        assert basic_words(text) == unicode_words(text), repr(text)
+    expected = ["cafe", "naive", "(", "a", "-", "b", ")"]
+    assert basic_words("Caf\u00e9\tna\u00efve\x00 (A-B)") == expected

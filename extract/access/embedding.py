@@ -8,6 +8,12 @@ from a model hub. The forward pass is BERT's, written in numpy: six transformer 
 mean pooling over the tokens, L2 normalisation, which is what sentence-transformers does
 for this model (GELU in its tanh form, for speed; ``tests/data/minilm_reference.json``
 holds sentence-transformers' own vectors for comparison).
+
+Speed: texts run in batches of similar length, padded to the batch's longest with an
+attention mask; every projection is one 2-D float32 matmul on (tokens, hidden) rows with
+pre-transposed weights (query, key and value fused); the heads are one batched matmul;
+BLAS runs on one thread unless ``PAPERSIFT_EMBED_THREADS`` says otherwise
+(bench/embed_speed.py has the figures).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import hashlib
 import importlib.metadata
 import json
 import math
+import os
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import threadpoolctl
 
 from papersift.errors import PapersiftError
 from papersift.extract.domain.wordpiece import WordPiece
@@ -46,6 +54,7 @@ INSTALL_HINT = (
 )
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 BATCH_SIZE = 16
+THREADS_ENV = "PAPERSIFT_EMBED_THREADS"
 _HEADS = 12
 _LAYERS = 6
 _LAYER_NORM_EPS = 1e-12
@@ -145,35 +154,58 @@ def _gelu(x: FloatArray) -> FloatArray:
 
 @dataclass(frozen=True)
 class _Layer:
-    qkv_weight: FloatArray  # (3*hidden, hidden): query, key and value stacked
+    """One transformer layer's weights, transposed for ``rows @ weight`` on contiguous rows;
+    the query part of the fused projection is pre-scaled by 1/sqrt(head size)."""
+
+    qkv: FloatArray  # (hidden, 3*hidden): query, key and value side by side
     qkv_bias: FloatArray
-    out_weight: FloatArray
+    out: FloatArray
     out_bias: FloatArray
     norm1: tuple[FloatArray, FloatArray]
-    up_weight: FloatArray
+    up: FloatArray
     up_bias: FloatArray
-    down_weight: FloatArray
+    down: FloatArray
     down_bias: FloatArray
     norm2: tuple[FloatArray, FloatArray]
 
 
-def _layers(tensors: dict[str, FloatArray]) -> list[_Layer]:
+def _transposed(weight: FloatArray) -> FloatArray:
+    return np.ascontiguousarray(weight.T, dtype=np.float32)
+
+
+def _layers(tensors: dict[str, FloatArray], hidden: int) -> list[_Layer]:
+    scale = np.float32(1.0 / math.sqrt(hidden // _HEADS))
     layers = []
     for index in range(_LAYERS):
         def t(name: str, index: int = index) -> FloatArray:
             return tensors[f"encoder.layer.{index}.{name}"]
         parts = ("query", "key", "value")
+        weights = [t(f"attention.self.{p}.weight") for p in parts]
+        biases = [t(f"attention.self.{p}.bias") for p in parts]
+        weights[0], biases[0] = weights[0] * scale, biases[0] * scale
         layers.append(_Layer(
-            qkv_weight=np.concatenate([t(f"attention.self.{p}.weight") for p in parts]),
-            qkv_bias=np.concatenate([t(f"attention.self.{p}.bias") for p in parts]),
-            out_weight=t("attention.output.dense.weight"),
+            qkv=_transposed(np.concatenate(weights)), qkv_bias=np.concatenate(biases),
+            out=_transposed(t("attention.output.dense.weight")),
             out_bias=t("attention.output.dense.bias"),
             norm1=(t("attention.output.LayerNorm.weight"), t("attention.output.LayerNorm.bias")),
-            up_weight=t("intermediate.dense.weight"), up_bias=t("intermediate.dense.bias"),
-            down_weight=t("output.dense.weight"), down_bias=t("output.dense.bias"),
+            up=_transposed(t("intermediate.dense.weight")), up_bias=t("intermediate.dense.bias"),
+            down=_transposed(t("output.dense.weight")), down_bias=t("output.dense.bias"),
             norm2=(t("output.LayerNorm.weight"), t("output.LayerNorm.bias")),
         ))
     return layers
+
+
+def blas_threads() -> int:
+    """BLAS threads for a forward pass: ``PAPERSIFT_EMBED_THREADS``, else 1. One thread is
+    the default because OpenBLAS's extra threads spin while they wait: on a busy machine
+    they burn many times the CPU for little wall time (bench/embed_speed.py measures it)."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return 1
+    if not raw.isdigit() or int(raw) < 1:
+        raise EmbeddingError(
+            f"{THREADS_ENV}={raw!r}: expected a whole number of threads, 1 or more")
+    return int(raw)
 
 
 class Embedder:
@@ -185,22 +217,29 @@ class Embedder:
         self.model_id = model_id
         self.tokenizer = tokenizer
         self._words = tensors["embeddings.word_embeddings.weight"]
-        self._positions = tensors["embeddings.position_embeddings.weight"]
-        self._token_type = tensors["embeddings.token_type_embeddings.weight"][0]
+        self.dim = int(self._words.shape[1])
+        # position and token-type embeddings summed once: every token is of type 0
+        self._positions = (tensors["embeddings.position_embeddings.weight"]
+                           + tensors["embeddings.token_type_embeddings.weight"][0])
         self._embed_norm = (tensors["embeddings.LayerNorm.weight"],
                             tensors["embeddings.LayerNorm.bias"])
-        self._layers = _layers(tensors)
-        self.dim = int(self._words.shape[1])
+        self._layers = _layers(tensors, self.dim)
+        self._threads = threadpoolctl.ThreadpoolController()
 
-    def embed(self, texts: Sequence[str]) -> FloatArray:
-        """One row per text, shape (len(texts), dim), each of unit length."""
+    def embed(self, texts: Sequence[str], threads: int | None = None) -> FloatArray:
+        """One row per text, shape (len(texts), dim), each of unit length. Texts run in
+        batches of similar length (little padding), on ``threads`` BLAS threads
+        (default: blas_threads())."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
         encoded = [self.tokenizer.encode(text, MAX_TOKENS) for text in texts]
         # shortest first, so a batch pads little
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-        for start in range(0, len(order), BATCH_SIZE):
-            rows = order[start:start + BATCH_SIZE]
-            out[rows] = self._forward([encoded[i] for i in rows])
+        with self._threads.limit(limits=threads or blas_threads(), user_api="blas"):
+            for start in range(0, len(order), BATCH_SIZE):
+                rows = order[start:start + BATCH_SIZE]
+                out[rows] = self._forward([encoded[i] for i in rows])
         return out
 
     def _forward(self, batch: list[list[int]]) -> FloatArray:
@@ -210,32 +249,49 @@ class Embedder:
         for row, token_ids in enumerate(batch):
             ids[row, :len(token_ids)] = token_ids
             mask[row, :len(token_ids)] = 1.0
-        x = self._words[ids] + self._positions[:length] + self._token_type
-        x = _layer_norm(x, *self._embed_norm)
-        # -inf would give NaN for a row of padding only; a large negative does not
-        attention_bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        x = self._words[ids] + self._positions[:length]
+        rows = _layer_norm(x.reshape(-1, self.dim), *self._embed_norm)
+        # padding keys get a large negative score (-inf would give NaN for a row of padding
+        # only); a batch of equal lengths needs none
+        attention_bias = None
+        if mask.min() < 1.0:
+            attention_bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         for layer in self._layers:
-            x = self._block(x, layer, attention_bias)
-        summed = (x * mask[:, :, None]).sum(axis=1)
+            rows = self._block(rows, layer, len(batch), length, attention_bias)
+        x = rows.reshape(len(batch), length, self.dim)
+        summed = np.einsum("bld,bl->bd", x, mask)
         pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         result: FloatArray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return result
 
-    def _block(self, x: FloatArray, layer: _Layer, attention_bias: FloatArray) -> FloatArray:
-        batch, length, hidden = x.shape
+    def _block(self, rows: FloatArray, layer: _Layer, batch: int, length: int,
+               attention_bias: FloatArray | None) -> FloatArray:
+        """One layer on ``rows`` (batch*length, hidden): each projection is one 2-D matmul."""
+        hidden = rows.shape[1]
         head = hidden // _HEADS
-        qkv = x @ layer.qkv_weight.T + layer.qkv_bias
-        qkv = qkv.reshape(batch, length, 3, _HEADS, head).transpose(2, 0, 3, 1, 4)
-        query, key, value = qkv[0], qkv[1], qkv[2]
-        scores = query @ key.transpose(0, 1, 3, 2) / np.float32(math.sqrt(head)) + attention_bias
+        qkv = rows @ layer.qkv
+        qkv += layer.qkv_bias
+        split = qkv.reshape(batch, length, 3, _HEADS, head).transpose(2, 0, 3, 1, 4)
+        query, value = np.ascontiguousarray(split[0]), np.ascontiguousarray(split[2])
+        key_t = np.ascontiguousarray(split[1].transpose(0, 1, 3, 2))
+        scores = query @ key_t  # (batch, heads, length, length)
+        if attention_bias is not None:
+            scores += attention_bias
         scores -= scores.max(axis=-1, keepdims=True)
-        weights = np.exp(scores, out=scores)
-        weights /= weights.sum(axis=-1, keepdims=True)
-        context = (weights @ value).transpose(0, 2, 1, 3).reshape(batch, length, hidden)
-        x = _layer_norm(x + context @ layer.out_weight.T + layer.out_bias, *layer.norm1)
-        up = _gelu(x @ layer.up_weight.T + layer.up_bias)
-        return _layer_norm(x + up @ layer.down_weight.T + layer.down_bias, *layer.norm2)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = (scores @ value).transpose(0, 2, 1, 3).reshape(batch * length, hidden)
+        attended = context @ layer.out
+        attended += layer.out_bias
+        attended += rows
+        rows = _layer_norm(attended, *layer.norm1)
+        up = rows @ layer.up
+        up += layer.up_bias
+        down = _gelu(up) @ layer.down
+        down += layer.down_bias
+        down += rows
+        return _layer_norm(down, *layer.norm2)
 
 
 _LOADED: dict[Path, Embedder] = {}

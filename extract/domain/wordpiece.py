@@ -9,6 +9,7 @@ no such cut, or longer than 100 characters, becomes ``[UNK]``.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
@@ -37,40 +38,76 @@ def _is_control(char: str) -> bool:
     return unicodedata.category(char) in ("Cc", "Cf")
 
 
+def _cleaned_char(char: str) -> str:
+    """What BERT's cleaning makes of one character: nothing, a space, or itself (CJK
+    ideographs get spaces around them)."""
+    code = ord(char)
+    if code in (0, 0xFFFD) or _is_control(char):
+        return ""
+    if char.isspace() or unicodedata.category(char) == "Zs":
+        return " "
+    return f" {char} " if _is_cjk(code) else char
+
+
 def _clean(text: str) -> str:
-    out: list[str] = []
-    for char in text:
-        code = ord(char)
-        if code in (0, 0xFFFD) or _is_control(char):
-            continue
-        if char.isspace() or unicodedata.category(char) == "Zs":
-            out.append(" ")
-        elif _is_cjk(code):
-            out.append(f" {char} ")
-        else:
-            out.append(char)
-    return "".join(out)
+    return "".join(_cleaned_char(char) for char in text)
+
+
+class _CleanTable(dict[int, str]):
+    """A ``str.translate`` table that works out each code point once, then remembers it."""
+
+    def __missing__(self, code: int) -> str:
+        cleaned = self[code] = _cleaned_char(chr(code))
+        return cleaned
+
+
+_CLEAN_TABLE = _CleanTable()
 
 
 def _strip_accents(word: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", word) if unicodedata.category(c) != "Mn")
 
 
+def _split_punctuation(chunk: str, words: list[str]) -> None:
+    current: list[str] = []
+    for char in chunk:
+        if _is_punctuation(char):
+            if current:
+                words.append("".join(current))
+                current = []
+            words.append(char)
+        else:
+            current.append(char)
+    if current:
+        words.append("".join(current))
+
+
+# ASCII takes a fast path with the same result: in ASCII, BERT's punctuation is exactly
+# the four ranges _is_punctuation tests, and there are no accents to strip.
+_ASCII_WORDS = re.compile(r"[^ !-/:-@\[-`{-~]+|[!-/:-@\[-`{-~]")
+
+
 def basic_words(text: str) -> list[str]:
     """The words and punctuation marks of ``text``, lowercased and without accents."""
+    cleaned = text.translate(_CLEAN_TABLE)
+    if cleaned.isascii():
+        return _ASCII_WORDS.findall(cleaned.lower())
+    words: list[str] = []
+    for chunk in cleaned.split():
+        lowered = chunk.lower()
+        if lowered.isascii():
+            words.extend(_ASCII_WORDS.findall(lowered))
+        else:
+            _split_punctuation(_strip_accents(lowered), words)
+    return words
+
+
+def unicode_words(text: str) -> list[str]:
+    """basic_words character by character, without its fast paths (the reference the
+    tests hold the fast paths to)."""
     words: list[str] = []
     for chunk in _clean(text).split():
-        current: list[str] = []
-        for char in _strip_accents(chunk.lower()):
-            if _is_punctuation(char):
-                if current:
-                    words.append("".join(current))
-                    current = []
-                words.append(char)
-            else:
-                current.append(char)
-        if current:
-            words.append("".join(current))
+        _split_punctuation(_strip_accents(chunk.lower()), words)
     return words
 
 
