@@ -19,6 +19,7 @@ from papersift.extract.interface.serve import review
 from papersift.extract.interface.serve.state import ServerState
 from papersift.warehouse import corrections
 from papersift.warehouse.corrections import CorrectionError, Review, UnknownItemError
+from papersift.warehouse.review_reads import item_page
 
 router = APIRouter(prefix="/api")
 Scalar = str | float | bool | None
@@ -133,14 +134,16 @@ def paper(state: State, paper_id: str) -> dict[str, Any]:
 
 
 @router.get("/items", summary="Corrected items of one type")
-def items(con: Con, item_type: Literal["task", "method", "benchmark", "gain"] = "method",
+def items(state: State, item_type: Literal["task", "method", "benchmark", "gain"] = "method",
           paper_id: str | None = None,
           origin: Literal["model", "corrected", "added"] | None = None,
           limit: Limit = 100, offset: Offset = 0) -> dict[str, Any]:
-    rows = corrections.item_rows(con, item_type, [paper_id] if paper_id else None)
-    if origin is not None:
-        rows = [row for row in rows if row["origin"] == origin]
-    return {"total": len(rows), "items": plain(rows[offset:offset + limit])}
+    # One page, paged in SQL, and cached like the pages' reads until the next write.
+    total, rows = state.cached(("items", item_type, paper_id, origin, limit, offset),
+                               lambda: state.read(lambda con: item_page(
+                                   con, item_type, paper_id=paper_id, origin=origin,
+                                   limit=limit, offset=offset)))
+    return {"total": total, "items": plain(rows)}
 
 
 @router.get("/corrections", summary="Stored corrections, oldest first")
