@@ -93,7 +93,7 @@ def server_cpu_seconds(db: Path) -> float:
 
 
 def measure_reads(db: Path, label: str, clients: int, seconds: float) -> None:
-    with server_process(db) as url:
+    with server_process(db, start_s=TIMEOUT) as url:
         for name, target in routes(url).items():
             httpx.get(target, timeout=TIMEOUT)  # warm
             cpu = server_cpu_seconds(db)
