@@ -16,6 +16,7 @@ from papersift.extract.interface.serve import review
 from papersift.extract.interface.serve.config import ServeConfig, ServeError
 from papersift.extract.interface.serve.jobs import Jobs
 from papersift.warehouse.db import connect
+from papersift.warehouse.review_reads import has_corrections
 
 T = TypeVar("T")
 
@@ -55,12 +56,10 @@ class ServerState:
         """Hold the warehouse read-write (migrating it), so this process is its writer;
         a read-only server opens it read-only (it never writes)."""
         con = connect(config.db, read_only=config.read_only)
-        try:
-            con.execute("SELECT 1 FROM corrections LIMIT 0").fetchall()
-        except duckdb.CatalogException as error:
+        if not has_corrections(con):
             con.close()
             raise ServeError(f"{config.db} predates corrections: serve it once without "
-                             "--read-only (that adds the table), then read-only") from error
+                             "--read-only (that adds the table), then read-only")
         state = cls(config=config, con=con, jobs=Jobs(config))
         state.jobs.on_change = state.changed
         return state
