@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import tempfile
@@ -25,10 +26,11 @@ import httpx
 
 from bench.simendpoint import SimConfig, SimEndpoint
 from bench.synth import write_corpus
-from papersift.extract.access.endpoints import EndpointOptions
-from papersift.extract.interface.app import RunSettings, run_inputs
+from bench.warehouse_writes import RUN_ID, template_batches
 from papersift.testing.corpus import replay_corpus
 from papersift.testing.serving import server_process
+from papersift.warehouse.db import server_file
+from papersift.warehouse.store import Batch, RunCounts, Warehouse
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,8 +38,9 @@ TIMEOUT = 300.0  # seconds; a loaded machine answers slowly, and slow is the fig
 SIM_ARGS = ("--provider", "compatible", "--model", "gpt-4o-mini", "--concurrency", "32")
 
 
-def hammer(url: str, clients: int, seconds: float) -> tuple[float, float, int]:
-    """(requests/s, median latency in ms, non-200 answers) of ``clients`` threads."""
+def hammer(url: str, clients: int, seconds: float) -> tuple[float, float, int, int]:
+    """(requests/s, median latency in ms, non-200 answers, requests) of ``clients``
+    threads."""
     latencies: list[float] = []
     errors = 0
     lock = threading.Lock()
@@ -64,7 +67,7 @@ def hammer(url: str, clients: int, seconds: float) -> tuple[float, float, int]:
     for thread in threads:
         thread.join()
     wall = time.monotonic() - began
-    return len(latencies) / wall, 1000 * statistics.median(latencies), errors
+    return len(latencies) / wall, 1000 * statistics.median(latencies), errors, len(latencies)
 
 
 def routes(url: str) -> dict[str, str]:
@@ -79,26 +82,45 @@ def routes(url: str) -> dict[str, str]:
     }
 
 
+def server_cpu_seconds(db: Path) -> float:
+    """CPU seconds (user + system) the server holding ``db`` has used so far, from
+    /proc; its PID is in the file that names the server (warehouse/db.py server_file)."""
+    pid = json.loads(server_file(db).read_text(encoding="utf-8"))["pid"]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure_reads(db: Path, label: str, clients: int, seconds: float) -> None:
-    with server_process(db) as url:
+    with server_process(db, start_s=TIMEOUT) as url:
         for name, target in routes(url).items():
             httpx.get(target, timeout=TIMEOUT)  # warm
-            rate, median, errors = hammer(target, clients, seconds)
+            cpu = server_cpu_seconds(db)
+            rate, median, errors, count = hammer(target, clients, seconds)
+            per_request = 1000 * (server_cpu_seconds(db) - cpu) / max(count, 1)
             print(f"{label:>18} | {name:<32} | {rate:7.1f} req/s | median {median:7.1f} ms"
-                  f" | non-200: {errors}", flush=True)
+                  f" | server CPU {per_request:6.1f} ms/req | non-200: {errors}", flush=True)
 
 
-def synthetic_warehouse(folder: Path, papers: int) -> Path:
-    corpus = folder / "synth"
-    write_corpus(corpus, papers, files=1, fmt="jsonl", seed=7)
-    db = folder / f"synth-{papers}.duckdb"
-    with SimEndpoint.spawn(SimConfig(latency="fixed:0.0")) as sim:
-        settings = RunSettings(db=db, concurrency=32, endpoint=EndpointOptions(
-            provider="compatible", base_url=sim.base_url, model="gpt-4o-mini"))
-        started = time.perf_counter()
-        _, summary = run_inputs([str(corpus)], settings)
-        print(f"built {db.name}: {summary.line()} in {time.perf_counter() - started:.0f}s",
-              flush=True)
+def synthetic_warehouse(db: Path, papers: int) -> Path:
+    """A warehouse of ``papers`` synthetic abstracts (bench/synth.py) holding the rows a
+    run stores for each: its paper and source rows and one extraction, answered with the
+    simulated endpoint's own draft and grounded by papersift (bench/warehouse_writes.py
+    builds the same rows). No HTTP: through the simulator, 10,000 papers took over 35
+    minutes on the loaded machine; read figures need the rows, not the requests."""
+    started, cpu = time.perf_counter(), time.process_time()
+    with Warehouse(db) as warehouse:
+        warehouse.start_run(RUN_ID, params={"bench": "serve_load"}, inputs=["synthetic"])
+        pending = Batch()
+        for count, batch in enumerate(template_batches(papers), start=1):
+            pending.extend(batch)
+            if count % 500 == 0 or count == papers:
+                warehouse.write(pending)
+                pending = Batch()
+        warehouse.finish_run(RUN_ID, "completed", RunCounts(papers, papers, 0, 0, 0, 0))
+        stored = warehouse.con.execute("SELECT count(*) FROM latest_extractions").fetchone()
+    print(f"built {db.name}: {stored[0] if stored else 0} papers with an extraction in "
+          f"{time.perf_counter() - started:.0f}s wall, {time.process_time() - cpu:.0f}s CPU",
+          flush=True)
     return db
 
 
@@ -144,7 +166,8 @@ def main() -> int:
     parser.add_argument("--extract-papers", type=int, default=1000)
     parser.add_argument("--singles", type=int, default=20)
     parser.add_argument("--synthetic-db", type=Path,
-                        help="reuse this synthetic warehouse instead of building one")
+                        help="the synthetic warehouse: reused when it exists, else built "
+                             "there and kept")
     parser.add_argument("--skip", nargs="*", default=[],
                         choices=["bundled", "synthetic", "extraction"])
     args = parser.parse_args()
@@ -158,7 +181,9 @@ def main() -> int:
             replay_corpus(bundled)
             measure_reads(bundled, "bundled (63)", args.clients, args.seconds)
         if "synthetic" not in args.skip:
-            synth = args.synthetic_db or synthetic_warehouse(folder, args.papers)
+            synth = args.synthetic_db or folder / f"synth-{args.papers}.duckdb"
+            if not synth.exists():
+                synthetic_warehouse(synth, args.papers)
             measure_reads(synth, f"synthetic ({args.papers})", args.clients, args.seconds)
         if "extraction" not in args.skip:
             measure_extraction(folder, args.extract_papers, args.singles)

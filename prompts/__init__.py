@@ -9,6 +9,11 @@ A prompt named ``NAME`` is three files beside this module:
 
 Placeholders other than the known ones, or missing ones, are errors. This package
 imports nothing else of the project's.
+
+A few-shot pool (``papersift corrections pool`` writes one from reviewed papers; see
+prompts/pool.py) is opt-in: ``with_pool`` returns the prompt that sends, before each
+abstract, the pool's examples most like it as earlier turns of the chat; its version
+covers the pool's.
 """
 
 from __future__ import annotations
@@ -18,9 +23,12 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from papersift.errors import PapersiftError
+
+if TYPE_CHECKING:
+    from papersift.prompts.pool import FewshotPool
 
 PROMPT_DIR = Path(__file__).parent
 DEFAULT_PROMPT = "extract_v2"
@@ -44,18 +52,23 @@ class Prompt:
     system: str  # fully rendered, examples included
     user_template: str
     examples: tuple[Example, ...]
-    version: str  # "sha256:..." over the three source files
+    version: str  # "sha256:..." over the three source files (and the pool's, with one)
+    pool: FewshotPool | None = None  # examples sent before each abstract (opt-in)
 
     def user(self, abstract: str) -> str:
         """The per-abstract message: the abstract goes last."""
         return self.user_template.replace("{{abstract}}", abstract)
 
     def messages(self, abstract: str) -> list[dict[str, str]]:
-        """Chat messages: a static system prefix, then the abstract."""
-        return [
-            {"role": "system", "content": self.system},
-            {"role": "user", "content": self.user(abstract)},
-        ]
+        """Chat messages: a static system prefix, the pool's chosen examples (if any) as
+        question-and-answer turns, then the abstract."""
+        turns = [{"role": "system", "content": self.system}]
+        for example in self.pool.choose(abstract) if self.pool is not None else ():
+            answer = json.dumps(example.answer, ensure_ascii=False, separators=(",", ":"))
+            turns.append({"role": "user", "content": self.user(example.abstract)})
+            turns.append({"role": "assistant", "content": answer})
+        turns.append({"role": "user", "content": self.user(abstract)})
+        return turns
 
 
 def _read(path: Path) -> str:

@@ -43,7 +43,8 @@ def free_port() -> int:
 
 
 @contextmanager
-def server_process(db: Path, *args: str, reviewer: str = "ann") -> Iterator[str]:
+def server_process(db: Path, *args: str, reviewer: str = "ann",
+                   start_s: float = 60.0) -> Iterator[str]:
     """`papersift serve` in a child process on a free loopback port; yields its URL and
     stops it (SIGINT, as Ctrl-C) afterwards."""
     port = free_port()
@@ -53,7 +54,7 @@ def server_process(db: Path, *args: str, reviewer: str = "ann") -> Iterator[str]
                              text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + start_s
         while True:
             if child.poll() is not None:
                 said = child.stdout.read() if child.stdout else ""
@@ -64,7 +65,7 @@ def server_process(db: Path, *args: str, reviewer: str = "ann") -> Iterator[str]
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError("papersift serve did not answer within 60 s")
+                raise RuntimeError(f"papersift serve did not answer within {start_s:g} s")
             time.sleep(0.2)
         yield url
     finally:

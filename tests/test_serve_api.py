@@ -146,6 +146,16 @@ def test_reads_and_each_kind_of_correction(client: TestClient, db: Path) -> None
     assert gold["format"] == "papersift-gold/1" and len(gold["papers"]) == 1
     assert word.group() in {b["name"] for b in gold["papers"][0]["benchmarks"]}
     assert client.get("/api/conflicts").json() == {"conflicts": []}
+    # /api/items pages in SQL and its cached answer follows the writes above
+    added_now = client.get("/api/items", params={"item_type": "benchmark",
+                                                 "origin": "added"}).json()
+    assert added_now["total"] == 1 and added_now["items"][0]["name"] == word.group()
+    first, second = (client.get("/api/items", params={"item_type": "gain", "limit": 3,
+                                                      "offset": at}).json()
+                     for at in (0, 3))
+    assert first["total"] == second["total"] == gains["total"]
+    assert [g["item_key"] for g in first["items"] + second["items"]] == [
+        g["item_key"] for g in gains["items"][:6]]
 
 
 def test_second_save_on_the_same_version_is_refused_with_the_current_value(

@@ -49,7 +49,8 @@ from papersift.extract.runs.pipeline import (
     jobs_from,
     new_run_id,
 )
-from papersift.prompts import DEFAULT_PROMPT, load_prompt
+from papersift.prompts import DEFAULT_PROMPT, Prompt, load_prompt
+from papersift.prompts.pool import load_pool, with_pool
 from papersift.warehouse import Warehouse, reads
 from papersift.warehouse.batches import get_batch, requests_of
 from papersift.warehouse.custom import create_custom_views
@@ -74,6 +75,7 @@ class RunSettings:
     price: tuple[float, float] | None = None  # US$ per million tokens, over the price table
     batch: BatchOptions | None = None  # send through the OpenAI Batch API (extract.batch)
     fields: Path | None = None  # a user's fields file (extract.domain.fields.load_fields)
+    fewshot_pool: Path | None = None  # examples from reviewed papers (prompts/pool.py)
     # Processes that ground answers and build rows off the event loop (runs/rowbuild.py);
     # None: one per spare CPU (at most 4) from --concurrency 16 on, else none.
     row_workers: int | None = None
@@ -114,7 +116,7 @@ def _extract_jobs(
 ) -> RunSummary:
     """Extract the jobs; ``endpoint`` replaces the one ``settings`` describe (tests)."""
     plan = EndpointPlan(endpoint) if endpoint is not None else plan_endpoint(settings.endpoint)
-    prompt = load_prompt(settings.prompt)
+    prompt = run_prompt(settings)
     fields = run_fields(settings)
 
     def make_extractor(live_endpoint: Endpoint) -> Extractor:
@@ -156,7 +158,10 @@ def _extract_jobs(
                           "rpm": settings.rpm, "tpm": settings.tpm,
                           "max_cost": settings.max_cost,
                           **({"fields": fields.source, "fields_version": fields.schema_version()}
-                             if fields.custom else {})},
+                             if fields.custom else {}),
+                          **({"fewshot_pool": str(settings.fewshot_pool),
+                              "fewshot_pool_version": prompt.pool.version}
+                             if prompt.pool is not None else {})},
             gate=gate,
             row_workers=settings.row_workers,
         )
@@ -166,6 +171,14 @@ def _extract_jobs(
         return runner.run_chunks(jobs(runner), open_live)
     finally:
         keys_only.close()
+
+
+def run_prompt(settings: RunSettings) -> Prompt:
+    """The prompt a run sends: the named one, with the few-shot pool if one is given."""
+    prompt = load_prompt(settings.prompt)
+    if settings.fewshot_pool is None:
+        return prompt
+    return with_pool(prompt, load_pool(settings.fewshot_pool))
 
 
 def run_fields(settings: RunSettings) -> FieldSet:
@@ -397,7 +410,7 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     from papersift.warehouse.db import connect
 
     plan = plan_endpoint(settings.endpoint)
-    keys_only = Extractor(plan.endpoint, load_prompt(settings.prompt), max_reasks=0,
+    keys_only = Extractor(plan.endpoint, run_prompt(settings), max_reasks=0,
                           fields=run_fields(settings))
     con = (connect(settings.db, read_only=True)
            if settings.use_cache and settings.db.exists() else None)

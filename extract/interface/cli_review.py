@@ -71,6 +71,24 @@ def corrections_export(db: Path, fmt: str, out: Path | None, gold_out: Path | No
         click.echo(f"{papers} reviewed papers -> {path}", err=True)
 
 
+@corrections_group.command("pool")
+@db_option
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The pool file to write, e.g. prompts/pools/mine.json.")
+@known_errors
+def corrections_pool(db: Path, out: Path) -> None:
+    """Write the reviewed papers, corrections applied, as a few-shot pool for
+    `papersift run --fewshot-pool FILE` (versioned by content hash)."""
+    report = library.write_pool(db, out)
+    for result in report.skipped:
+        click.echo(f"left out {result.paper_id}: {result.reason}", err=True)
+    for result in report.trimmed:
+        for item in result.left_out:
+            click.echo(f"{result.paper_id}: left out {item}", err=True)
+    click.echo(f"{report.examples} examples ({len(report.skipped)} reviewed papers left "
+               f"out) -> {report.path}, version {report.version}", err=True)
+
+
 def register(group: click.Group) -> None:
     group.add_command(serve_command)
     group.add_command(corrections_group)

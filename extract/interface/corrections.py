@@ -1,13 +1,22 @@
 """The library functions behind `papersift corrections` and `eval --gold-from-corrections`:
-reviewers' corrections read from a warehouse, written out as a file."""
+reviewers' corrections read from a warehouse, written out as a file (the corrections, a
+gold file, or a few-shot pool for `--fewshot-pool`)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from papersift.warehouse.corrections import export_corrections, gold_from_corrections
+from papersift.extract.domain.fewshot import ExampleResult, example_answer
+from papersift.prompts.pool import pool_document
+from papersift.warehouse.corrections import (
+    CorrectionError,
+    export_corrections,
+    gold_from_corrections,
+)
 from papersift.warehouse.db import connect
+from papersift.warehouse.reviewed import reviewed_extractions
 
 
 def default_gold_path(db: Path) -> Path:
@@ -40,3 +49,43 @@ def write_corrections(db: Path, out: Path | None, fmt: str) -> tuple[str, int]:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
     return text, count
+
+
+@dataclass
+class PoolReport:
+    """What `corrections pool` wrote: the pool's version, its examples, and each reviewed
+    paper left out or trimmed, with why."""
+
+    path: Path
+    version: str
+    examples: int
+    skipped: list[ExampleResult] = field(default_factory=list)
+    trimmed: list[ExampleResult] = field(default_factory=list)
+
+
+def write_pool(db: Path, out: Path) -> PoolReport:
+    """Write the reviewed papers, corrections applied, as a few-shot pool: each paper's
+    grounded answer in the shape of the prompt's own examples."""
+    con = connect(db, read_only=True)
+    try:
+        papers = reviewed_extractions(con)
+    finally:
+        con.close()
+    if not papers:
+        raise CorrectionError(f"{db}: no reviewed papers yet: review some in `papersift "
+                              "serve` first")
+    results = [example_answer(paper) for paper in papers]
+    texts = {str(paper["paper_id"]): str(paper["text"]) for paper in papers}
+    examples = [{"abstract": texts[r.paper_id], "answer": r.answer}
+                for r in results if r.answer is not None]
+    if not examples:
+        raise CorrectionError(f"{db}: none of the {len(papers)} reviewed papers makes a "
+                              f"grounded example ({results[0].reason}, ...)")
+    document = pool_document(examples, f"{len(examples)} reviewed papers of {db.name}, "
+                             "corrections applied; every name and number is a slice of its "
+                             "own abstract (papersift corrections pool).")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return PoolReport(path=out, version=document["version"], examples=len(examples),
+                      skipped=[r for r in results if r.answer is None],
+                      trimmed=[r for r in results if r.answer is not None and r.left_out])

@@ -20,6 +20,13 @@ from papersift.extract.interface.serve.jobs import Job
 from papersift.extract.interface.serve.state import ServerState
 from papersift.warehouse import corrections
 from papersift.warehouse.corrections import CorrectionError, Review, UnknownItemError
+from papersift.warehouse.review_reads import (
+    item_page,
+    one_run,
+    paper_outcome,
+    paper_text,
+    recent_runs,
+)
 
 router = APIRouter(prefix="/api")
 Scalar = str | float | bool | None
@@ -86,11 +93,10 @@ def apply_correction(con: duckdb.DuckDBPyConnection, body: CorrectionIn,
     if body.action == "add":
         if body.start is None or body.end is None or body.selected is None:
             raise CorrectionError("add needs start, end and the selected text")
-        row = con.execute("SELECT text FROM papers WHERE paper_id = ?",
-                          [body.paper_id]).fetchone()
-        if row is None:
+        text = paper_text(con, body.paper_id)
+        if text is None:
             raise UnknownItemError(f"no paper {body.paper_id!r} in the warehouse")
-        mention = review.mention_for(str(row[0]), body.start, body.end, body.selected)
+        mention = review.mention_for(text, body.start, body.end, body.selected)
         return [corrections.add_item(con, body.paper_id, body.item_type, mention,
                                      body.changes, who)]
     if body.item_key is None:
@@ -134,14 +140,16 @@ def paper(state: State, paper_id: str) -> dict[str, Any]:
 
 
 @router.get("/items", summary="Corrected items of one type")
-def items(con: Con, item_type: Literal["task", "method", "benchmark", "gain"] = "method",
+def items(state: State, item_type: Literal["task", "method", "benchmark", "gain"] = "method",
           paper_id: str | None = None,
           origin: Literal["model", "corrected", "added"] | None = None,
           limit: Limit = 100, offset: Offset = 0) -> dict[str, Any]:
-    rows = corrections.item_rows(con, item_type, [paper_id] if paper_id else None)
-    if origin is not None:
-        rows = [row for row in rows if row["origin"] == origin]
-    return {"total": len(rows), "items": plain(rows[offset:offset + limit])}
+    # One page, paged in SQL, and cached like the pages' reads until the next write.
+    total, rows = state.cached(("items", item_type, paper_id, origin, limit, offset),
+                               lambda: state.read(lambda con: item_page(
+                                   con, item_type, paper_id=paper_id, origin=origin,
+                                   limit=limit, offset=offset)))
+    return {"total": total, "items": plain(rows)}
 
 
 @router.get("/corrections", summary="Stored corrections, oldest first")
@@ -181,22 +189,16 @@ def gold(con: Con) -> dict[str, Any]:
 
 @router.get("/runs", summary="Runs, newest first, and the runs queued through the API")
 def runs(con: Con, state: State, limit: Limit = 50) -> dict[str, Any]:
-    cursor = con.execute("SELECT * EXCLUDE (params, inputs) FROM runs "
-                         "ORDER BY started DESC LIMIT ?", [limit])
-    columns = [d[0] for d in cursor.description]
-    stored = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    stored = recent_runs(con, limit)
     return {"runs": plain(stored), "jobs": [job.as_dict() for job in state.jobs.all()]}
 
 
 @router.get("/runs/{run_id}", summary="One stored run")
 def run(con: Con, run_id: str) -> dict[str, Any]:
-    cursor = con.execute("SELECT * EXCLUDE (params, inputs) FROM runs WHERE run_id = ?",
-                         [run_id])
-    columns = [d[0] for d in cursor.description]
-    row = cursor.fetchone()
-    if row is None:
+    found = one_run(con, run_id)
+    if found is None:
         raise UnknownItemError(f"no run {run_id!r}")
-    return plain(dict(zip(columns, row, strict=True)))  # type: ignore[no-any-return]
+    return plain(found)  # type: ignore[no-any-return]
 
 
 class AbstractIn(BaseModel):
@@ -261,14 +263,9 @@ def extract(con: Con, state: State, body: AbstractIn) -> JSONResponse:
     if done.status == "failed":
         return JSONResponse({"error": done.error, "job": done.as_dict()}, status_code=502)
     paper_id = paper_id_for(body.abstract)
-    outcome = con.execute("SELECT outcome FROM run_papers WHERE run_id = ? AND paper_id = ?",
-                          [done.run_id, paper_id]).fetchone()
-    failure = con.execute("SELECT stage, reason, detail FROM failures WHERE run_id = ? AND "
-                          "paper_id = ?", [done.run_id, paper_id]).fetchone()
+    outcome, failure = paper_outcome(con, done.run_id, paper_id)
     cards = review.load_cards(con, [paper_id])
     return JSONResponse(plain({
         "paper_id": paper_id, "run_id": done.run_id,
-        "outcome": outcome[0] if outcome else None,
-        "failure": None if failure is None else dict(zip(("stage", "reason", "detail"),
-                                                         failure, strict=True)),
+        "outcome": outcome, "failure": failure,
         "paper": cards[0].as_dict() if cards else None}))

@@ -18,6 +18,7 @@ from papersift.extract.interface.serve.api import CorrectionIn, apply_correction
 from papersift.report.render import ASSETS, FIELD_TITLES
 from papersift.warehouse.corrections import CorrectionError
 from papersift.warehouse.report import FIELDS
+from papersift.warehouse.review_reads import recent_runs
 
 HERE = Path(__file__).resolve().parent
 ASSET_FILES = {
@@ -132,11 +133,7 @@ def conflicts_page(request: Request) -> HTMLResponse:
 @router.get("/runs", response_class=HTMLResponse)
 def runs_page(request: Request) -> HTMLResponse:
     state = state_of(request)
-    with state.cursor() as con:
-        cursor = con.execute("SELECT * EXCLUDE (params, inputs) FROM runs "
-                             "ORDER BY started DESC LIMIT 100")
-        columns = [d[0] for d in cursor.description]
-        runs = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    runs = state.read(recent_runs)
     return _render(request, "runs.html.j2", runs=runs, jobs=state.jobs.all())
 
 

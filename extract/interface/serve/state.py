@@ -16,6 +16,7 @@ from papersift.extract.interface.serve import review
 from papersift.extract.interface.serve.config import ServeConfig, ServeError
 from papersift.extract.interface.serve.jobs import Jobs
 from papersift.warehouse.db import connect
+from papersift.warehouse.review_reads import has_corrections
 
 T = TypeVar("T")
 
@@ -55,23 +56,21 @@ class ServerState:
         """Hold the warehouse read-write (migrating it), so this process is its writer;
         a read-only server opens it read-only (it never writes)."""
         con = connect(config.db, read_only=config.read_only)
-        try:
-            con.execute("SELECT 1 FROM corrections LIMIT 0").fetchall()
-        except duckdb.CatalogException as error:
+        if not has_corrections(con):
             con.close()
             raise ServeError(f"{config.db} predates corrections: serve it once without "
-                             "--read-only (that adds the table), then read-only") from error
+                             "--read-only (that adds the table), then read-only")
         state = cls(config=config, con=con, jobs=Jobs(config))
         state.jobs.on_change = state.changed
         return state
 
     def counts(self) -> dict[str, int]:
-        return self.cached("counts", lambda: self._read(review.counts))
+        return self.cached("counts", lambda: self.read(review.counts))
 
     def find(self, *, q: str | None = None, show: str = "all", limit: int = 20,
              offset: int = 0) -> tuple[int, list[str]]:
         """review.find_papers, cached."""
-        return self.cached(("find", q, show, limit, offset), lambda: self._read(
+        return self.cached(("find", q, show, limit, offset), lambda: self.read(
             lambda con: review.find_papers(con, q=q, show=show, limit=limit, offset=offset)))
 
     def cards(self, paper_ids: list[str]) -> list[review.ReviewCard]:
@@ -82,14 +81,15 @@ class ServerState:
                     if ("card", pid) in self._cache}
         missing = [pid for pid in paper_ids if pid not in have]
         if missing:
-            loaded = self._read(lambda con: review.load_cards(con, missing))
+            loaded = self.read(lambda con: review.load_cards(con, missing))
             with self._cache_lock:
                 if self.generation == generation:
                     self._cache.update((("card", c.paper_id), c) for c in loaded)
             have.update((card.paper_id, card) for card in loaded)
         return [have[pid] for pid in paper_ids if pid in have]
 
-    def _read(self, query: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+    def read(self, query: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """``query`` on a cursor of its own."""
         with self.cursor() as con:
             return query(con)
 
