@@ -30,6 +30,7 @@ from tenacity import (
 )
 
 from papersift.extract.access.credentials import check_endpoint_url, scrub
+from papersift.extract.access.fastpath import take_handover
 from papersift.extract.access.limits import (
     BudgetExceededError,
     RequestGate,
@@ -347,6 +348,11 @@ class AsyncRetryingTransport(_Attempts, httpx2.AsyncBaseTransport):
         self.sleep = sleep
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        waiting = take_handover()
+        if waiting is not None and waiting.error is not None:
+            raise waiting.error  # the fast path's attempts ended so; already logged
+        if waiting is not None and waiting.response is not None:
+            return waiting.response  # the answer the fast path received, already logged
         log = _current_log.get()
         if log is not None:
             log.ask += 1
