@@ -13,6 +13,7 @@ abstracts nobody tuned them on.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # A sentence presents something as the paper's own ("we propose", "this paper introduces").
 PROPOSAL_VERB = re.compile(
@@ -142,6 +143,12 @@ def _coined(name: str, emphasised: bool) -> bool:
 def coined_proposals(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Spans of coined names that a proposal verb introduces directly (the model misses
     some of these): candidates for the paper's own method or benchmark."""
+    return list(_coined_proposals(text, tuple(spans)))
+
+
+@lru_cache(maxsize=64)  # assembly asks it twice per abstract
+def _coined_proposals(text: str, spans: tuple[tuple[int, int], ...]
+                      ) -> tuple[tuple[int, int], ...]:
     found = []
     for begin, end in spans:
         for verb in PROPOSAL_VERB.finditer(text, begin, end):
@@ -150,7 +157,7 @@ def coined_proposals(text: str, spans: list[tuple[int, int]]) -> list[tuple[int,
                 continue
             if _coined(match.group(2), bool(match.group(1))):
                 found.append((match.start(2), match.end(2)))
-    return found
+    return tuple(found)
 
 
 _RESOURCE_AFTER = re.compile(
