@@ -194,7 +194,7 @@ def test_cache_key_covers_what_shapes_the_answer() -> None:
 
 @pytest.mark.parametrize("value", ["7", "Wed, 21 Oct 2015 07:28:00 GMT"])
 def test_retry_after_header_forms_are_understood(value: str) -> None:
-    from papersift.extract.access.llm import _retry_after_seconds
+    from papersift.extract.access.transport import _retry_after_seconds
 
     seconds = _retry_after_seconds(httpx2.Response(429, headers={"retry-after": value}))
     assert seconds is not None and seconds >= 0

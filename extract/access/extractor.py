@@ -21,12 +21,15 @@ import httpx2
 import instructor
 import openai
 from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
+from instructor.processing.response import handle_response_model
 from instructor.v2.core.function_calls import response_schema
 from pydantic import ValidationError
 from tenacity import AsyncRetrying, Retrying, retry_if_exception_type, stop_after_attempt
 
+from papersift.extract.access.fastpath import PLACEHOLDER, FastPath, Handover, handing_over
 from papersift.extract.access.limits import BudgetExceededError, RequestGate
 from papersift.extract.access.llm import (
+    MODES,
     CallLog,
     CallRecord,
     Endpoint,
@@ -166,6 +169,7 @@ class Extractor:
         self._transport = transport
         self._policy = policy
         self._async_client: instructor.AsyncInstructor | None = None
+        self._fast: FastPath | None = None
         self._secrets = (endpoint.api_key,) if endpoint.api_key else ()
         self.interrupted: list[Outcome] = []
 
@@ -233,11 +237,32 @@ class Extractor:
         client, raw = build_async_client(self.endpoint, transport=self._transport,
                                          policy=self._policy, gate=gate)
         self._async_client = client
+        self._fast = self._fast_path(raw)
         try:
             yield self
         finally:
             self._async_client = None
+            self._fast = None
             await raw.close()
+
+    def first_ask_body(self) -> dict[str, Any] | None:
+        """The request body of a first ask for fastpath.PLACEHOLDER, as instructor builds
+        it and the SDK sends it (``extra_body`` merged in); None when the body depends on
+        the abstract beyond its text (a grammar of the abstract's numbers)."""
+        if self.endpoint.constrain_json:
+            return None
+        create_kwargs = self.create_kwargs(PLACEHOLDER)
+        _, kwargs = handle_response_model(create_kwargs.pop("response_model"),
+                                          mode=MODES[self.endpoint.mode], **create_kwargs)
+        extra = kwargs.pop("extra_body", None) or {}
+        return {**kwargs, **extra}
+
+    def _fast_path(self, raw: openai.AsyncOpenAI) -> FastPath | None:
+        body = self.first_ask_body()
+        if body is None:
+            return None
+        return FastPath.make(raw, body, self.endpoint.mode,
+                             answer_model(self.fields.draft_model))
 
     async def extract_async(self, paper_id: str, text: str) -> Outcome:
         """extract() for an event loop, inside ``session()``."""
@@ -246,10 +271,15 @@ class Extractor:
         outcome = Outcome(paper_id=paper_id, cache_key=self.key_for(text))
         with call_log(self._secrets) as log:
             try:
-                outcome.draft = await self._async_client.chat.completions.create(
-                    max_retries=AsyncRetrying(**self._reask_rule()),
-                    **self.create_kwargs(text),
-                )
+                first = await self._fast.ask(text) if self._fast is not None else Handover()
+                if isinstance(first, Handover):
+                    with handing_over(first):
+                        outcome.draft = await self._async_client.chat.completions.create(
+                            max_retries=AsyncRetrying(**self._reask_rule()),
+                            **self.create_kwargs(text),
+                        )
+                else:
+                    outcome.draft = first  # type: ignore[assignment]
             except (IncompleteOutputException, InstructorRetryException,
                     openai.APIError) as error:
                 self._failed(outcome, error, log)

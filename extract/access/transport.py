@@ -21,6 +21,7 @@ from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception
 
 from papersift.extract.access.calls import CallLog, CallRecord, current_log, shorten
 from papersift.extract.access.credentials import scrub
+from papersift.extract.access.fastpath import take_handover
 from papersift.extract.access.limits import (
     BudgetExceededError,
     RequestGate,
@@ -258,6 +259,11 @@ class AsyncRetryingTransport(_Attempts, httpx2.AsyncBaseTransport):
         self.sleep = sleep
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        waiting = take_handover()
+        if waiting is not None and waiting.error is not None:
+            raise waiting.error  # the fast path's attempts ended so; already logged
+        if waiting is not None and waiting.response is not None:
+            return waiting.response  # the answer the fast path received, already logged
         log = current_log()
         if log is not None:
             log.ask += 1

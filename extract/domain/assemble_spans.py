@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from papersift.extract.domain.grounding import AlignmentStatus, align, normalize
 from papersift.schemas.paper import MAX_EVIDENCE_CHARS
@@ -38,6 +39,11 @@ class Found:
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """[start, end) of each sentence, leading spaces excluded; abbreviations do not end one."""
+    return list(_sentence_spans(text))
+
+
+@lru_cache(maxsize=64)  # assembly and the artifact detector both split each abstract
+def _sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     spans = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
@@ -55,7 +61,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         high = begin + len(piece.rstrip())
         if high > low:
             cleaned.append((low, high))
-    return cleaned
+    return tuple(cleaned)
 
 
 def sentence_of(spans: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:

@@ -167,6 +167,7 @@ def _markup_pieces(text: str) -> Iterator[tuple[str, int, int]]:
         i = end
 
 
+@lru_cache(maxsize=4096)  # pieces are mostly single characters: few distinct
 def _normal_chars(piece: str) -> str:
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", piece).casefold())
     out = []
@@ -213,6 +214,7 @@ def _view(text: str) -> _View:
     return _build_view(text)
 
 
+@lru_cache(maxsize=4096)  # the same names and abstracts are normalised again and again
 def normalize(text: str) -> str:
     """The normalised form used for matching (casefolded, markup and spacing removed)."""
     return _build_view(text).norm

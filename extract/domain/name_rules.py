@@ -13,6 +13,7 @@ abstracts nobody tuned them on.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from papersift.extract.domain.established import (
     established_method,
@@ -211,6 +212,12 @@ def _coined(name: str, emphasised: bool) -> bool:
 def coined_proposals(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Spans of coined names that a proposal verb introduces directly (the model misses
     some of these): candidates for the paper's own method or benchmark."""
+    return list(_coined_proposals(text, tuple(spans)))
+
+
+@lru_cache(maxsize=64)  # assembly asks it twice per abstract
+def _coined_proposals(text: str, spans: tuple[tuple[int, int], ...]
+                      ) -> tuple[tuple[int, int], ...]:
     found = []
     for begin, end in spans:
         for verb in PROPOSAL_VERB.finditer(text, begin, end):
@@ -219,7 +226,7 @@ def coined_proposals(text: str, spans: list[tuple[int, int]]) -> list[tuple[int,
                 continue
             if _coined(match.group(2), bool(match.group(1))):
                 found.append((match.start(2), match.end(2)))
-    return found
+    return tuple(found)
 
 
 _RESOURCE_AFTER = re.compile(
