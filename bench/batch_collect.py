@@ -119,8 +119,9 @@ def main() -> int:
     print(f"result file: {results} ({results.stat().st_size / 1e6:.1f} MB), "
           f"prepared in {time.perf_counter() - started:.0f} s")
     measured = subprocess.run(
-        [sys.executable, __file__, "--answers", str(args.answers), "--work", str(args.work),
-         "--measure"], check=True, capture_output=True, text=True)
+        [sys.executable, "-m", "bench.batch_collect", "--answers", str(args.answers),
+         "--work", str(args.work), "--measure"],
+        check=True, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
     found = json.loads(measured.stdout.strip().splitlines()[-1])
     print(f"collected {found['answers']:,} answers in {found['seconds']:.1f} s = "
           f"{found['answers'] / found['seconds']:,.0f} answers/s; CPU {found['cpu_s']:.1f} s "

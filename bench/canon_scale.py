@@ -190,8 +190,8 @@ def embed_rate(sample: int) -> dict[str, Any]:
 
 
 def _child(args: list[str]) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, __file__, *args], check=True, capture_output=True,
-                         text=True)
+    out = subprocess.run([sys.executable, "-m", "bench.canon_scale", *args], check=True,
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
