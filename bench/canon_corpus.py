@@ -1,7 +1,10 @@
 """Merges that change real counts: the bundled corpus, extracted by replaying the real
 recording (tests/recordings/), before and after canonicalisation.
 
-    python -m bench.canon_corpus [--embeddings] [--db /tmp/corpus.duckdb]
+    python -m bench.canon_corpus [--embeddings] [--db /tmp/corpus.duckdb] [--keep-db]
+
+With --keep-db the corpus is added to the warehouse at --db (say, one holding a run on
+bench/gold/dev/) instead of a fresh one, so the tables count both collections.
 
 "Before" groups by the spelling as stored (what the saved queries did until issue 15);
 "after" groups by canonical entity. Prints how many groups merged and the top-10 tables.
@@ -56,8 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, default=Path("/tmp/papersift-corpus-canon.duckdb"))
     parser.add_argument("--embeddings", action="store_true",
                         help="also run the embedding stage (`papersift entities build`)")
+    parser.add_argument("--keep-db", action="store_true",
+                        help="add the corpus to the warehouse at --db instead of a fresh one")
     args = parser.parse_args(argv)
-    args.db.unlink(missing_ok=True)
+    if not args.keep_db:
+        args.db.unlink(missing_ok=True)
     replay_corpus(args.db)  # the run ends with the cheap stages
     if args.embeddings:
         started = time.perf_counter()

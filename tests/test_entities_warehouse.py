@@ -48,11 +48,11 @@ def test_item_views_carry_entities_and_merges_are_explained(db: Path) -> None:
     assert cider == [("CIDEr on ActivityNet", "CIDEr", "higher", "score"),
                      ("CIDEr on YouCook2", "CIDEr", "higher", "score")]
     stated = stored_rows(db, "SELECT detail FROM entity_decisions WHERE stage = 'abstract' "
-                             "AND a_key = 'dpo' OR (stage = 'abstract' AND a_key = 'scms')")
-    assert stated and all("(SCMs)" in d or "(DPO)" in d for (d,) in stated)
+                             "AND kind = 'method' AND a_key = 'ncms'")
+    assert stated and all("Neural Causal Models (NCMs)" in d for (d,) in stated)
     # an acronym the corpus uses for two things is left alone, and said so
     notes = stored_rows(db, "SELECT notes FROM entity_passes")[0][0]
-    assert "'cim' stands for 2 different long forms" in notes
+    assert "'pch' stands for 2 different long forms: not merged" in notes
     # "conditional optimal transport (COT)" is the acronym of a lowercase term: grounding
     # refuses it as a method, so the curated CoT alias never meets it here (the rule that
     # an abstract's own spelling beats the table is tested in test_entities.py)
@@ -84,13 +84,14 @@ def test_user_merge_and_split_win_and_survive_a_rerun(db: Path, tmp_path: Path) 
 
 
 def test_split_takes_an_automatic_merge_apart(db: Path) -> None:
-    entity = _entity_of(db, "SCMs", "method")
+    entity = _entity_of(db, "NCMs", "method")
+    assert entity == _entity_of(db, "Neural Causal Models", "method")  # the abstract's pair
     members = stored_rows(db, f"SELECT count(*) FROM entity_keys WHERE entity_id = '{entity}'")
     assert members[0][0] >= 2
     parts, _ = split(db, entity, [], "method")
     assert len(parts) == members[0][0]
-    assert _entity_of(db, "SCMs", "method") != _entity_of(db, "structural causal models",
-                                                           "method")
+    assert _entity_of(db, "NCMs", "method") != _entity_of(db, "Neural Causal Models",
+                                                          "method")
 
 
 def _saved(name: str) -> str:

@@ -248,8 +248,9 @@ class Extractor:
     def first_ask_body(self) -> dict[str, Any] | None:
         """The request body of a first ask for fastpath.PLACEHOLDER, as instructor builds
         it and the SDK sends it (``extra_body`` merged in); None when the body depends on
-        the abstract beyond its text (a grammar of the abstract's numbers)."""
-        if self.endpoint.constrain_json:
+        the abstract beyond its text (a grammar of the abstract's numbers, or few-shot
+        examples chosen for each abstract from a pool)."""
+        if self.endpoint.constrain_json or self.prompt.pool is not None:
             return None
         create_kwargs = self.create_kwargs(PLACEHOLDER)
         _, kwargs = handle_response_model(create_kwargs.pop("response_model"),
