@@ -14,6 +14,7 @@ assemble_gains; this module puts a draft through them and holds the result.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from papersift.extract.domain.assemble_gains import (
@@ -110,10 +111,15 @@ def _types(draft: PaperDraft, benchmarks: list[Benchmark], text: str) -> list[Co
 # --------------------------------------------------------------------------- the whole
 
 
-def _called_a_resource(name: str, text: str) -> bool:
-    """A name the abstract calls a benchmark or dataset ('X, a new benchmark of ...')."""
+def _called(name: str, text: str, test: Callable[[str, int, int], bool]) -> bool:
+    """Whether some mention of the name, as the abstract writes it, passes ``test``:
+    called a benchmark or dataset (named_as_resource), or software (called_a_tool)."""
     spot = find_name(name, text)
-    return spot is not None and _any_mention_a_resource(text[spot[1]:spot[2]], text)
+    return spot is not None and _some_mention(text[spot[1]:spot[2]], text, test)
+
+
+def _some_mention(surface: str, text: str, test: Callable[[str, int, int], bool]) -> bool:
+    return any(test(text, m.start(), m.end()) for m in whole_word(surface, re.I).finditer(text))
 
 
 # A URL the model copied into a name, with footnote digits glued before it
@@ -142,15 +148,10 @@ def _presented_as_method(name: str, text: str, spans: list[tuple[int, int]]) -> 
                for m in whole_word(text[spot[1]:spot[2]]).finditer(text))
 
 
-def _called_a_tool(name: str, text: str) -> bool:
-    spot = find_name(name, text)
-    return spot is not None and any(called_a_tool(text, m.start(), m.end()) for m in
-                                    whole_word(text[spot[1]:spot[2]], re.I).finditer(text))
 
 
 def _any_mention_a_resource(surface: str, text: str) -> bool:
-    return any(named_as_resource(text, m.start(), m.end())
-               for m in whole_word(surface, re.I).finditer(text))
+    return _some_mention(surface, text, named_as_resource)
 
 
 def _from_title(draft: PaperDraft, text: str, title: str | None) -> tuple[
@@ -180,7 +181,7 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
     rejected: list[str] = []
     draft = _without_urls(draft)
     draft, headline, titled_benchmark = _from_title(draft, text, title)
-    tools = [b.name for b in draft.benchmarks if _called_a_tool(b.name, text)]
+    tools = [b.name for b in draft.benchmarks if _called(b.name, text, called_a_tool)]
     if tools:  # 'BenchBench, a python package': the paper's tool, not a benchmark
         draft = draft.model_copy(update={
             "benchmarks": [b for b in draft.benchmarks if b.name not in tools],
@@ -190,8 +191,9 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
     if both:  # listed as both: a name the abstract presents as its method is a method
         draft = draft.model_copy(update={
             "benchmarks": [b for b in draft.benchmarks if b.name not in both]})
-    named_benchmarks = [m for m in draft.methods if (BENCHMARK_NAME.search(m)
-                        or _called_a_resource(m, text)) and not _called_a_tool(m, text)]
+    named_benchmarks = [m for m in draft.methods
+                        if (BENCHMARK_NAME.search(m) or _called(m, text, named_as_resource))
+                        and not _called(m, text, called_a_tool)]
     # resources a proposal verb introduces by name, which the model may have missed
     introduced = [text[a:b] for a, b in coined_proposals(text, spans)
                   if (named_as_resource(text, a, b) or BENCHMARK_NAME.search(text[a:b]))

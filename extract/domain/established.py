@@ -2,7 +2,8 @@
 methods plus established.toml) and the metric vocabulary. A small model lists them as the
 paper's own methods ("GPT-4", "FedAvg", "Transformer") or as benchmarks; the grounding code
 refuses them there. Only the shipped files are read, never the user's alias files, so the
-same draft always grounds the same way (the files are part of the assembly's version)."""
+same draft always grounds the same way; a change to these files changes what assembly
+stores, so it bumps ASSEMBLY_VERSION like any other grounding rule."""
 
 from __future__ import annotations
 
@@ -12,23 +13,26 @@ import tomllib
 from pathlib import Path
 
 from papersift.extract.domain.entities.normalise import name_key
-from papersift.extract.domain.entities.vocab import SHIPPED, load_vocabulary
+from papersift.extract.domain.entities.vocab import load_vocabulary
 
 _EXTRA = Path(__file__).with_name("established.toml")
 
 
 @functools.cache
+def _extra() -> dict[str, list[str]]:
+    return tomllib.loads(_EXTRA.read_text(encoding="utf-8"))
+
+
+@functools.cache
 def _not_benchmarks() -> frozenset[str]:
-    names = tomllib.loads(_EXTRA.read_text(encoding="utf-8"))["not_benchmarks"]
-    return frozenset(name_key(name) for name in names) - {""}
+    return frozenset(name_key(name) for name in _extra()["not_benchmarks"]) - {""}
 
 
 @functools.cache
 def _known() -> tuple[frozenset[str], frozenset[str]]:
     vocabulary = load_vocabulary(files=())
     methods = {key for kind, key in vocabulary.by_alias if kind == "method"}
-    extra = tomllib.loads(_EXTRA.read_text(encoding="utf-8"))["names"]
-    methods |= {name_key(name, "method") for name in extra}
+    methods |= {name_key(name, "method") for name in _extra()["names"]}
     metrics = {key for kind, key in vocabulary.by_alias if kind == "metric"}
     return frozenset(methods - {""}), frozenset(metrics - {""})
 
@@ -61,8 +65,3 @@ def task_phrase(name: str) -> bool:
 def known_metric(name: str) -> bool:
     """Whether ``name`` is a metric of the vocabulary ('BLEU', 'top-1 accuracy')."""
     return name_key(name, "metric") in _known()[1]
-
-
-def vocabulary_files() -> tuple[Path, ...]:
-    """The files these lists come from (for versioning)."""
-    return (*SHIPPED, _EXTRA)
