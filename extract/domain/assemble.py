@@ -44,6 +44,7 @@ from papersift.extract.domain.grounding import Alignment
 from papersift.extract.domain.name_rules import (
     called_a_tool,
     coined_proposals,
+    named_as_method,
     named_as_resource,
     strictly_proposed,
     title_name,
@@ -52,7 +53,7 @@ from papersift.schemas import Benchmark, DraftBenchmark, PaperDraft, PaperExtrac
 from papersift.schemas.paper import ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/15"
+ASSEMBLY_VERSION = "assemble/16"
 
 __all__ = ["ASSEMBLY_VERSION", "Assembled", "Found", "assemble", "find_name", "result_numbers",
            "sentence_spans"]
@@ -150,6 +151,13 @@ def _presented_as_method(name: str, text: str, spans: list[tuple[int, int]]) -> 
 
 
 
+def _called_a_method(name: str, text: str) -> bool:
+    """Some mention calls it a method or model, none a benchmark, and its name is no
+    benchmark's ('X-Bench')."""
+    return not BENCHMARK_NAME.search(name) and _called(name, text, named_as_method) \
+        and not _called(name, text, named_as_resource)
+
+
 def _any_mention_a_resource(surface: str, text: str) -> bool:
     return _some_mention(surface, text, named_as_resource)
 
@@ -186,11 +194,13 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
         draft = draft.model_copy(update={
             "benchmarks": [b for b in draft.benchmarks if b.name not in tools],
             "methods": [*draft.methods, *(t for t in tools if t not in draft.methods)]})
-    both = [b.name for b in draft.benchmarks if b.name in draft.methods
-            and _presented_as_method(b.name, text, spans)]
-    if both:  # listed as both: a name the abstract presents as its method is a method
+    both = [b.name for b in draft.benchmarks if (
+        b.name in draft.methods and _presented_as_method(b.name, text, spans))
+        or _called_a_method(b.name, text)]
+    if both:  # a name presented as a method ('FOCUS, a novel algorithm') is a method
         draft = draft.model_copy(update={
-            "benchmarks": [b for b in draft.benchmarks if b.name not in both]})
+            "benchmarks": [b for b in draft.benchmarks if b.name not in both],
+            "methods": [*draft.methods, *(n for n in both if n not in draft.methods)]})
     named_benchmarks = [m for m in draft.methods
                         if (BENCHMARK_NAME.search(m) or _called(m, text, named_as_resource))
                         and not _called(m, text, called_a_tool)]

@@ -297,7 +297,56 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
     plain_word = " " not in mention.strip() and mention[:1].isupper() and mention[1:].islower()
     if plain_word and _LIST_OF_PARTS.search(text[max(0, start - 160):start]):
         return "one of a list of task types, not a benchmark"
+    if in_math(text, start):
+        return "inside a formula, not a name"
+    if _MODEL_HEAD_AFTER.match(text[end:end + 30]) or listed_among_models(text, start):
+        return "named as a model or method, not a benchmark"
     return None
+
+
+# Right after a name: it names a model or a method ('TTS models', 'the DETR detector').
+_MODEL_HEAD_AFTER = re.compile(
+    r"^[*_}]*(-based|-style)?\s+(models?|LLMs?|MLLMs?|VLMs?|architectures?|backbones?|"
+    r"detectors?|encoders?|decoders?|networks?|algorithms?|optimi[sz]ers?|agents?|"
+    r"policies|policy|variants?|family|checkpoints?)\b")
+# Before a name, in its clause: a list that a model or method noun heads ('multimodal
+# models, including GPT-4 and LLaVA-NeXT', 'baselines such as X'), with nothing but names
+# between the noun and this one.
+_MODEL_LIST_BEFORE = re.compile(
+    r"\b(models?|LLMs?|MLLMs?|VLMs?|baselines?|methods?|algorithms?|architectures?|"
+    r"approaches|networks?|backbones?|detectors?|agents?|optimi[sz]ers?|systems?)"
+    r"\s*(,|:|\()?\s*(including|such as|like|e\.g\.,?|namely|for example,?)?\s*"
+    r"((the\s+)?[A-Z0-9][\w.+-]*(\s+[A-Z0-9][\w.+-]*){0,3}\s*(,|and|or|&)\s*){0,6}$")
+
+
+def listed_among_models(text: str, start: int) -> bool:
+    """Whether the mention at ``start`` is one item of a list of models or methods."""
+    return bool(_MODEL_LIST_BEFORE.search(text[max(0, start - 160):start]))
+
+
+def in_math(text: str, start: int) -> bool:
+    """Whether ``start`` lies inside a $...$ formula ('$L^p$ functions')."""
+    line_start = text.rfind("\n\n", 0, start) + 1
+    return text.count("$", line_start, start) % 2 == 1
+
+
+# Right after a name: it is presented as a method ('FOCUS, a novel algorithm'), or just
+# before it ('a molecule generation method named GFMDiff').
+_METHOD_AFTER = re.compile(
+    r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s)]*(,|:|—|--)\s*(a|an|our)\s+([\w-]+\s+){0,4}?"
+    r"(framework|method|model|algorithm|approach|architecture|pipeline|technique|network|"
+    r"strategy|module|mechanism|estimator|scheme|paradigm|recipe|optimi[sz]er|solver|"
+    r"procedure|decoder|encoder|policy)\b", re.I)
+_METHOD_BEFORE = re.compile(
+    r"\b(framework|method|model|algorithm|approach|architecture|pipeline|technique|network|"
+    r"strategy|scheme|paradigm|estimator)\s*,?\s+(called|named|dubbed|termed)\s*"
+    r"(\*\*|\*|\\textbf\{|\\emph\{)?$", re.I)
+
+
+def named_as_method(text: str, start: int, end: int) -> bool:
+    """The abstract calls this name a method, model or framework right next to it."""
+    return bool(_METHOD_AFTER.match(text[end:end + 120])
+                or _METHOD_BEFORE.search(text[max(0, start - 60):start]))
 
 
 _TITLE_PREFIX = re.compile(r"^\s*([^:]{1,48}?)\s*:\s+(\S.*)$", re.S)
