@@ -78,3 +78,23 @@ def test_the_vocabularies_know_established_models_and_metrics() -> None:
     assert established_method("GPT-4") and established_method("llama 3")
     assert established_method("FedAvg") and not established_method("TileNet")
     assert known_metric("BLEU") and not known_metric("OrbitQA")
+
+
+def test_a_name_presented_as_a_method_moves_from_benchmarks_to_methods() -> None:
+    text = ("We introduce Sparse Routing with Exact Merging ( SPREM ), a novel algorithm for "
+            "client updates. We also design a detector named RoofNet. We evaluate both on "
+            "the OrbitSet dataset.")
+    got = assemble(_draft([], ["SPREM", "RoofNet", "OrbitSet"]), text).extraction
+    assert [b.name for b in got.benchmarks] == ["OrbitSet"]
+    assert [m.name for m in got.methods] == ["SPREM", "RoofNet"]
+
+
+def test_models_formulas_and_model_nouns_are_not_benchmarks() -> None:
+    text = ("Strong multimodal models, including GPT-9 and Lumen-XL, fail on TileQA. "
+            "We attach our encoder to two typical ASR models and approximate $L^q$ "
+            "functions on OrbitSet.")
+    got = assemble(_draft(["TileKit"], ["Lumen-XL", "ASR", "L^q", "TileQA", "OrbitSet"]),
+                   text)
+    assert [b.name for b in got.extraction.benchmarks] == ["TileQA", "OrbitSet"]
+    reasons = " ".join(got.rejected)
+    assert "named as a model or method" in reasons and "inside a formula" in reasons

@@ -297,6 +297,8 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
     plain_word = " " not in mention.strip() and mention[:1].isupper() and mention[1:].islower()
     if plain_word and _LIST_OF_PARTS.search(text[max(0, start - 160):start]):
         return "one of a list of task types, not a benchmark"
+    if _BUILDING_BLOCK_INSIDE.search(text[max(0, start - 30):start]):
+        return "a description around a building block ('X-based Y'), not a name"
     if in_math(text, start):
         return "inside a formula, not a name"
     if _MODEL_HEAD_AFTER.match(text[end:end + 30]) or listed_among_models(text, start):
@@ -339,7 +341,8 @@ _METHOD_AFTER = re.compile(
     r"procedure|decoder|encoder|policy)\b", re.I)
 _METHOD_BEFORE = re.compile(
     r"\b(framework|method|model|algorithm|approach|architecture|pipeline|technique|network|"
-    r"strategy|scheme|paradigm|estimator)\s*,?\s+(called|named|dubbed|termed)\s*"
+    r"strategy|scheme|paradigm|estimator|detector|encoder|decoder|agent|optimi[sz]er|solver|"
+    r"policy|module)\s*,?\s+(called|named|dubbed|termed)\s*"
     r"(\*\*|\*|\\textbf\{|\\emph\{)?$", re.I)
 
 
