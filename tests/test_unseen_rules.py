@@ -7,6 +7,7 @@ baseline's side of 'A vs. B'."""
 from __future__ import annotations
 
 from papersift.extract.domain.assemble import assemble
+from papersift.extract.domain.benchmark_candidates import missed_benchmarks
 from papersift.extract.domain.established import established_method, known_metric
 from papersift.extract.domain.name_rules import inside_url, lowercase_term_acronym
 from papersift.schemas import PaperDraft
@@ -98,3 +99,11 @@ def test_models_formulas_and_model_nouns_are_not_benchmarks() -> None:
     assert [b.name for b in got.extraction.benchmarks] == ["TileQA", "OrbitSet"]
     reasons = " ".join(got.rejected)
     assert "named as a model or method" in reasons and "inside a formula" in reasons
+
+
+def test_datasets_the_text_names_in_a_list_are_added_when_the_model_drops_them() -> None:
+    text = ("We evaluate TileNet on the OrbitSet, Lumen-7K and RoofQA datasets and on "
+            "benchmarks such as GeoBench v1.1. EuroTiles. Moreover, it is fast.")
+    assert missed_benchmarks(text, {"orbitset"}) == ["Lumen-7K", "RoofQA", "GeoBench v1.1"]
+    got = assemble(_draft(["TileNet"], ["OrbitSet"]), text).extraction
+    assert [b.name for b in got.benchmarks] == ["OrbitSet", "Lumen-7K", "RoofQA", "GeoBench v1.1"]

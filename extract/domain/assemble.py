@@ -39,6 +39,7 @@ from papersift.extract.domain.assemble_spans import (
     whole_word,
 )
 from papersift.extract.domain.attributes import GainAttributes
+from papersift.extract.domain.benchmark_candidates import missed_benchmarks
 from papersift.extract.domain.gain_candidates import missed_results
 from papersift.extract.domain.grounding import Alignment
 from papersift.extract.domain.name_rules import (
@@ -215,6 +216,11 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
                            *(DraftBenchmark(name=m, new=True)
                              for m in [*named_benchmarks, *introduced])],
         })
+    missed_names = missed_benchmarks(text, {name_key(n) for n in [
+        *draft.methods, *(b.name for b in draft.benchmarks)]})
+    if missed_names:  # 'on Yelp, Amazon and MovieLens datasets': the model wrote only Yelp
+        draft = draft.model_copy(update={"benchmarks": [
+            *draft.benchmarks, *(DraftBenchmark(name=n, new=False) for n in missed_names)]})
     tasks, task_found = ground_tasks(draft, text, spans)
     benchmarks, bench_found = ground_benchmarks(draft, text, spans, rejected, titled_benchmark)
     methods, method_found = ground_methods(draft, text, spans, rejected,

@@ -1,0 +1,67 @@
+"""Named datasets and benchmarks the model left out, found by the abstract's own wording.
+
+A small model lists the first dataset of a sentence and drops the rest ("on Yelp, Amazon
+and MovieLens datasets"), or misses a benchmark named only in a comparison ("3x tighter
+than MT-Bench"). Code adds a name when the words next to it call it a dataset or
+benchmark: the kind word right after it or after the list it ends ("the KuaiRand
+dataset", "on A, B and C benchmarks"), or a list the kind word heads ("datasets such as
+A and B", "benchmarks: A, B"). A candidate still passes every benchmark rule of
+assembly, so a model, a metric or a task named this way is refused there.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from papersift.extract.domain.assemble_spans import name_key
+
+# One proper name: starts with a capital or digit and has a capital beyond its first
+# letter or a digit ('KuaiRand', 'CIFAR-10', 'nuScenes' is caught by the inner capital),
+# or a capitalised word ('Yelp'); at most four words.
+_CHARS = r"(?:[\w+-]|\.(?=\w))*"  # a dot only inside a word ('SQuAD v1.1', not 'EuroSAT.')
+_NAME = rf"(?:[A-Z0-9]{_CHARS}|[a-z]+[A-Z]{_CHARS})(?:\s(?:[A-Z0-9]{_CHARS}|v\d{_CHARS})){{0,3}}"
+_KINDS = (r"(?:datasets?|benchmarks?|corpus|corpora|suites?|environments?|testbeds?|"
+          r"leaderboards?|collections?|databases?|simulators?)")
+_SEP = r"\s*(?:,\s*(?:and\s+|or\s+)?|\s(?:and|or|&)\s)\s*"
+# 'A, B and C datasets': a list of names the kind word closes.
+_LIST_THEN_KIND = re.compile(rf"(?<![\w.+-])((?:{_NAME}{_SEP}){{0,6}}{_NAME})\s+{_KINDS}\b")
+# 'datasets such as A, B and C', 'benchmarks (A and B)', 'benchmarks: A, B'
+_KIND_THEN_LIST = re.compile(
+    rf"\b{_KINDS}\s*(?:,\s*)?(?:\(|:|such as|including|like|namely|e\.g\.,?|i\.e\.,?)\s*"
+    rf"(?<![\w.+-])((?:{_NAME}{_SEP}){{0,6}}{_NAME})")
+_SPLIT = re.compile(_SEP)
+# Words that start a sentence or a clause in title case; never a name on their own.
+_NOT_NAMES = frozenset({"The", "A", "An", "Our", "We", "This", "These", "Both", "All", "Each",
+                        "Several", "Many", "Most", "Some", "Two", "Three", "Four", "Five",
+                        "Public", "Real", "Standard", "Popular", "Existing", "New", "Novel",
+                        "Large", "Extensive", "Experiments", "Results", "Synthetic", "Other",
+                        "Multiple", "Various", "Benchmark", "Dataset", "Datasets",
+                        "Benchmarks", "In", "On", "For", "And", "Or", "With", "Across"})
+
+
+def missed_benchmarks(text: str, drafted: set[str]) -> list[str]:
+    """Names the abstract calls datasets or benchmarks that are not in ``drafted``
+    (normalised keys of the names the model gave), in text order."""
+    return [name for name in _named_resources(text) if name_key(name) not in drafted]
+
+
+@lru_cache(maxsize=64)
+def _named_resources(text: str) -> tuple[str, ...]:
+    found: dict[str, None] = {}
+    for pattern in (_LIST_THEN_KIND, _KIND_THEN_LIST):
+        for match in pattern.finditer(text):
+            for part in _SPLIT.split(match.group(1)):
+                name = part.strip(" .,;:()")
+                if _plausible(name):
+                    found.setdefault(name, None)
+    return tuple(found)
+
+
+def _plausible(name: str) -> bool:
+    words = name.split()
+    if not words or words[0] in _NOT_NAMES or len(name) < 2:
+        return False
+    return not name.isdigit()
+
+
