@@ -17,6 +17,7 @@ from papersift.extract.domain.assemble_spans import (
     sentence_of,
     whole_word,
 )
+from papersift.extract.domain.established import established_method, known_metric
 from papersift.extract.domain.name_rules import (
     baseline_before,
     coined_proposals,
@@ -227,6 +228,11 @@ _EXISTING_WORK = re.compile(r"\b(existing|prior|previous|standard|popular|conven
                             r"instead of|in contrast|whereas)\b", re.I)
 
 
+def _known_name(acronym: str) -> bool:
+    """An acronym the field already has ('CNN', 'BLEU'): defined, but not coined here."""
+    return established_method(acronym) or known_metric(acronym)
+
+
 def _defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
         tuple[str, int, int, str]]:
     """Acronyms a proposal sentence defines ('we introduce Conformal Severity Control
@@ -239,7 +245,7 @@ def _defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
         for match in _DEFINED_ACRONYM.finditer(sentence):
             acronym = match.group(2)
             if not looks_like_acronym(acronym) or _PLURAL.match(acronym) \
-                    or baseline_before(text, begin + match.start(1)):
+                    or _known_name(acronym) or baseline_before(text, begin + match.start(1)):
                 continue
             found.append((acronym, begin + match.start(2), begin + match.end(2),
                           match.group(1).strip()))
@@ -262,7 +268,7 @@ def _parts_after_proposal(text: str, spans: list[tuple[int, int]], seen: set[str
         for match in _DEFINED_PART.finditer(sentence):
             acronym, expansion = match.group(2), match.group(1).strip()
             if acronym in seen or not looks_like_acronym(acronym) or _PLURAL.match(acronym) \
-                    or _NOT_A_PART.search(expansion) \
+                    or _NOT_A_PART.search(expansion) or _known_name(acronym) \
                     or baseline_before(text, begin + match.start(1)):
                 continue
             seen.add(acronym)
@@ -276,6 +282,20 @@ BENCHMARK_NAME = re.compile(r"(Bench|Benchmark|Suite|Arena|Gym)\b|-?[Bb]ench\b")
 _MODEL_NAME = re.compile(
     r"^(GPT|Llama|LLaMA|Qwen|Gemini|Claude|DeepSeek|Mistral|Mixtral|OLMo|Olmo|Phi|Gemma|"
     r"BERT|RoBERTa|T5|ViT|ResNet|CLIP|Falcon|Vicuna|PaLM|o[134])\b|\b\d+(\.\d+)?[BM]\b")
+
+
+# A split named after a dataset ('LibriSpeech test-clean', 'Seed-TTS test-en', 'SQuAD dev').
+_SPLIT_AFTER = re.compile(r"^[ -](test|dev|val|validation)(-[A-Za-z0-9]+)?\b")
+
+
+def _benchmark_extent(text: str, start: int, end: int) -> tuple[int, int]:
+    """A benchmark's name without a trailing description in parentheses ('LaSOT
+    (Single-Object)' is LaSOT) and with the split written after it."""
+    described = re.match(r"^(.*\S)\s*\([^()]+\)$", text[start:end])
+    if described:
+        end = start + described.end(1)
+    split = _SPLIT_AFTER.match(text[end:end + 24])
+    return start, end + split.end() if split else end
 
 
 def _benchmark_kind(name: str, sentence: str) -> str:
@@ -300,6 +320,7 @@ def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
         if spot is None or drafted is None:
             continue
         status, start, end = spot
+        start, end = _benchmark_extent(text, start, end)
         surface = text[start:end]
         reason = refused_benchmark(text, drafted[1:], start, end)
         if reason is not None:

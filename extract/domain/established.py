@@ -38,13 +38,30 @@ def _known() -> tuple[frozenset[str], frozenset[str]]:
 
 
 def established_method(name: str) -> bool:
-    """Whether ``name`` is an established method or model (normalised comparison)."""
-    return name_key(name, "method") in _known()[0]
+    """Whether ``name`` is an established method or model (normalised comparison), or a
+    size or version of one ('LLaMA-3-8B', 'Claude 3 Opus', 'Gemma-7B')."""
+    if name_key(name, "method") in _known()[0]:
+        return True
+    family = _VARIANT.match(name.strip())
+    if family is None:
+        return False
+    bare = re.sub(r"[-\s]?v?\d[\d.]*$", "", family.group(1))  # 'Qwen2.5' -> 'Qwen'
+    return any(name_key(form, "method") in _known()[0] for form in {family.group(1), bare} if form)
+
+
+# A model family's name followed only by version, size and edition words.
+_VARIANT = re.compile(
+    r"^([A-Za-z][\w.]*?(?:-?\d(?:\.\d)?)?)(?:[-\s](?:v?\d[\w.]*|\d+(?:\.\d+)?[BMK]|"
+    r"Instruct|Chat|Turbo|mini|Mini|Opus|Sonnet|Haiku|Pro|Flash|Ultra|Large|Base|Small|Tiny|"
+    r"Medium|XL|XXL|NeXT|Next|Vision|Coder|Math|Nano|Plus|Max|it|hf|HF))+$")
 
 
 def never_a_benchmark(name: str) -> bool:
-    """Organisations, tools, languages and mathematical names: never a benchmark."""
-    return name_key(name) in _not_benchmarks()
+    """Organisations, tools, languages and mathematical names, and pairs of languages
+    ('Yoruba-English'): never a benchmark."""
+    parts = [part for part in re.split(r"\s*(?:-|–|→|->|/)\s*", name.strip()) if part]
+    return name_key(name) in _not_benchmarks() or (
+        len(parts) > 1 and all(name_key(part) in _not_benchmarks() for part in parts))
 
 
 _TASK_HEAD = re.compile(

@@ -170,6 +170,8 @@ def refused_method(text: str, sentence: tuple[int, int], drafted: tuple[int, int
         return "the acronym of a lowercase term, not a coined name"
     if not proposed and established_method(mention.strip("*_ ")):
         return "an established method or model, not the paper's own"
+    if not proposed and listed_among_models(text, start, end):
+        return "one of a list of models or methods it evaluates, not its own"
     if _BUILDING_BLOCK_AFTER.match(text[end:end + 14]):
         return "a building block ('-based'), not the paper's method"
     if _FINDING_HEAD.search(mention.rstrip("*_} ")) and not proposed:
@@ -301,7 +303,7 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
         return "a description around a building block ('X-based Y'), not a name"
     if in_math(text, start):
         return "inside a formula, not a name"
-    if _MODEL_HEAD_AFTER.match(text[end:end + 30]) or listed_among_models(text, start):
+    if _MODEL_HEAD_AFTER.match(text[end:end + 30]) or listed_among_models(text, start, end):
         return "named as a model or method, not a benchmark"
     return None
 
@@ -316,14 +318,20 @@ _MODEL_HEAD_AFTER = re.compile(
 # between the noun and this one.
 _MODEL_LIST_BEFORE = re.compile(
     r"\b(models?|LLMs?|MLLMs?|VLMs?|baselines?|methods?|algorithms?|architectures?|"
-    r"approaches|networks?|backbones?|detectors?|agents?|optimi[sz]ers?|systems?)"
-    r"\s*(,|:|\()?\s*(including|such as|like|e\.g\.,?|namely|for example,?)?\s*"
-    r"((the\s+)?[A-Z0-9][\w.+-]*(\s+[A-Z0-9][\w.+-]*){0,3}\s*(,|and|or|&)\s*){0,6}$")
+    r"approaches|networks?|backbones?|detectors?|agents?|optimi[sz]ers?|systems?|famil(y|ies)|"
+    r"competitors?)\s*(,|:|\()?\s*(including|such as|like|e\.g\.|namely|for example|"
+    r"for instance)?\s*,?\s*"
+    r"((the\s+)?[A-Z0-9][\w.+-]*(\s+[A-Z0-9][\w.+-]*){0,3}\s*(,|and|or|&)\s*){0,12}$")
+# After a name: the rest of a list that a model noun closes ('X, Y, and Z VLA models').
+_MODEL_LIST_AFTER = re.compile(
+    r"^[*_}]*((\s*(,|and|or|&)\s*)+[A-Z0-9][\w.+-]*(\s+[A-Z0-9][\w.+-]*){0,3}){1,12}\s+"
+    r"(models?|LLMs?|MLLMs?|VLMs?|baselines?|architectures?|backbones?|detectors?|policies)\b")
 
 
-def listed_among_models(text: str, start: int) -> bool:
-    """Whether the mention at ``start`` is one item of a list of models or methods."""
-    return bool(_MODEL_LIST_BEFORE.search(text[max(0, start - 160):start]))
+def listed_among_models(text: str, start: int, end: int) -> bool:
+    """Whether the mention at [start, end) is one item of a list of models or methods."""
+    return bool(_MODEL_LIST_BEFORE.search(text[max(0, start - 240):start])
+                or _MODEL_LIST_AFTER.match(text[end:end + 240]))
 
 
 def in_math(text: str, start: int) -> bool:
