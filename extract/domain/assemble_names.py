@@ -167,6 +167,7 @@ def ground_methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         method = Method(name=acronym, expansion=expansion_text or None, aliases=[],
                         evidence=text[low:high])
         candidates.append((method, Found("exact", start, end, (low, high)), 2))
+    candidates = _promote_parts(candidates, text, spans)
     strongest = max((level for _, _, level in candidates), default=0)
     methods: list[Method] = []
     found: list[Found | None] = []
@@ -181,6 +182,33 @@ def ground_methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
             methods.append(method)
             found.append(where)
     return methods, found
+
+
+# A sentence that lists what the paper's method is made of ('PURE consists of three core
+# components: a Review Extractor ...', 'H-DenseFormer integrates a ... (MPE) module').
+_COMPOSITION = re.compile(r"\b(consists? of|compris\w*|(is |are )?composed of|integrat\w*|"
+                          r"incorporat\w*|contains?|equipped with|components?|modules?)\b", re.I)
+
+
+def _promote_parts(candidates: list[tuple[Method, Found, int]], text: str,
+                   spans: list[tuple[int, int]]) -> list[tuple[Method, Found, int]]:
+    """Names in a sentence that describes what a proposed method is made of: the named
+    parts of the paper's own method (level 1), not baselines."""
+    own = [m for m, _, level in candidates if level == 2]
+    if not own:
+        return candidates
+    promoted = []
+    for method, where, level in candidates:
+        if level == 0:
+            sentence = text[slice(*sentence_of(spans, where.start, where.end))]
+            before = sentence[:max(0, where.start - sentence_of(spans, where.start, where.end)[0])]
+            if _COMPOSITION.search(before) and any(
+                    whole_word(form).search(before) for m in own
+                    for form in (m.name, m.expansion or "") if form) \
+                    and not baseline_before(text, where.start):
+                level = 1
+        promoted.append((method, where, level))
+    return promoted
 
 
 def _spelled_out(acronym: str, text: str) -> str | None:
@@ -249,7 +277,32 @@ def _defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
                 continue
             found.append((acronym, begin + match.start(2), begin + match.end(2),
                           match.group(1).strip()))
+        found.extend(_lowercase_definitions(text, (begin, end), {a for a, *_ in found}))
     return found + _parts_after_proposal(text, spans, {a for a, *_ in found})
+
+
+_LOWER_DEFINED = re.compile(r"((?:[a-z][\w-]*\s+){1,8})\(([A-Z][A-Za-z0-9-]{1,12})\)")
+
+
+def _lowercase_definitions(text: str, sentence: tuple[int, int], seen: set[str]) -> list[
+        tuple[str, int, int, str]]:
+    """'we propose proximal action replacement (PAR)': an acronym the paper coins for
+    lowercase words right after its proposal verb, when their initials spell it."""
+    found = []
+    for match in _LOWER_DEFINED.finditer(text, sentence[0], sentence[1]):
+        acronym = match.group(2)
+        letters = "".join(c for c in acronym if c.isalpha()).lower()
+        words = list(re.finditer(r"[a-z][\w-]*", match.group(1)))
+        for count in range(1, len(words) + 1):
+            tail = words[-count:]
+            initials = "".join(part[0] for w in tail for part in w.group().split("-") if part)
+            if initials == letters and acronym not in seen and not _known_name(acronym):
+                start = match.start(1) + tail[0].start()
+                if strictly_proposed(text, sentence, start, match.end(2)):
+                    found.append((acronym, match.start(2), match.end(2),
+                                  text[start:match.start(1) + tail[-1].end()]))
+                break
+    return found
 
 
 def _parts_after_proposal(text: str, spans: list[tuple[int, int]], seen: set[str]) -> list[
