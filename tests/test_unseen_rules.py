@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from papersift.extract.domain.assemble import assemble
 from papersift.extract.domain.benchmark_candidates import missed_benchmarks
-from papersift.extract.domain.established import established_method, known_metric
+from papersift.extract.domain.established import established_method, known_metric, never_a_benchmark
 from papersift.extract.domain.name_rules import inside_url, lowercase_term_acronym
 from papersift.schemas import PaperDraft
 
@@ -107,3 +107,23 @@ def test_datasets_the_text_names_in_a_list_are_added_when_the_model_drops_them()
     assert missed_benchmarks(text, {"orbitset"}) == ["Lumen-7K", "RoofQA", "GeoBench v1.1"]
     got = assemble(_draft(["TileNet"], ["OrbitSet"]), text).extraction
     assert [b.name for b in got.benchmarks] == ["OrbitSet", "Lumen-7K", "RoofQA", "GeoBench v1.1"]
+
+
+def test_lowercase_coinage_parts_and_our_spelled_name_are_the_papers_methods() -> None:
+    text = ("Tiling is slow. We propose sparse tile routing (STR), a router for maps. "
+            "STR consists of two components: a Patch Sorter and an Edge Mixer. "
+            "Compared with FedAvg, our Tidam (TIle Decomposition And Mixing) is faster.")
+    got = assemble(_draft(["Patch Sorter", "Edge Mixer", "FedAvg"]), text).extraction
+    assert {m.name for m in got.methods} == {"STR", "Patch Sorter", "Edge Mixer", "Tidam"}
+    assert next(m for m in got.methods if m.name == "STR").expansion == "sparse tile routing"
+
+
+def test_sizes_of_established_models_acronyms_of_them_and_language_pairs() -> None:
+    assert established_method("LLaMA-3-8B") and established_method("Claude 3 Opus")
+    assert established_method("Qwen2.5-7B-Instruct") and not established_method("CIFAR-10")
+    assert never_a_benchmark("Yoruba-English") and not never_a_benchmark("WMT14 English-German")
+    text = ("Graph Transformer (GT) is popular. We propose TileGT, evaluated on Yoruba-English "
+            "pairs and on LibriSpeech test-clean and LaSOT (Single-Object) datasets.")
+    got = assemble(_draft(["GT", "TileGT"], ["Yoruba-English", "LibriSpeech", "LaSOT"]), text)
+    assert [m.name for m in got.extraction.methods] == ["TileGT"]
+    assert [b.name for b in got.extraction.benchmarks] == ["LibriSpeech test-clean", "LaSOT"]

@@ -72,6 +72,15 @@ def baseline_before(text: str, start: int) -> bool:
     return bool(_BASELINE_BEFORE.search(text[max(0, start - 60):start]))
 
 
+def _defined_as(text: str, acronym: str) -> str:
+    """The capitalised words the abstract defines an acronym with ('Graph Transformer
+    (GT)' for GT), or ''."""
+    if not acronym or " " in acronym:
+        return ""
+    match = re.search(r"((?:[A-Z][\w-]*\s+){1,6})\(\s*" + re.escape(acronym) + r"\s*\)", text)
+    return match.group(1).strip() if match else ""
+
+
 def inside_url(text: str, start: int, end: int) -> bool:
     """Whether [start, end) lies inside a URL the abstract prints."""
     return any(url.start() <= start and end <= url.end() for url in _URL.finditer(text))
@@ -168,7 +177,8 @@ def refused_method(text: str, sentence: tuple[int, int], drafted: tuple[int, int
         return "a class of things (a plural acronym), not one method"
     if not proposed and lowercase_term_acronym(text, mention.strip("*_ ")):
         return "the acronym of a lowercase term, not a coined name"
-    if not proposed and established_method(mention.strip("*_ ")):
+    if not proposed and (established_method(mention.strip("*_ "))
+                         or established_method(_defined_as(text, mention.strip("*_ ")))):
         return "an established method or model, not the paper's own"
     if not proposed and listed_among_models(text, start, end):
         return "one of a list of models or methods it evaluates, not its own"
@@ -228,7 +238,23 @@ def _coined_proposals(text: str, spans: tuple[tuple[int, int], ...]
                 continue
             if _coined(match.group(2), bool(match.group(1))):
                 found.append((match.start(2), match.end(2)))
+        for our in re.finditer(r"\b[Oo]ur\b", text[begin:end]):
+            match = _COINED_AFTER_VERB.match(text, begin + our.end(), end)
+            if match is not None and (match.start(2), match.end(2)) not in found and (
+                    _coined(match.group(2), bool(match.group(1)))
+                    or _spelled_by_parenthesis(match.group(2), text, match.end())):
+                found.append((match.start(2), match.end(2)))
     return tuple(found)
+
+
+def _spelled_by_parenthesis(name: str, text: str, end: int) -> bool:
+    """'Leddam (LEarnable Decomposition and Dual Attention Module)': the capitals of the
+    words in parentheses after the name spell it."""
+    spelled = re.match(r"[*_}]*\s*\(([^()]{4,120})\)", text[end:end + 130])
+    if spelled is None:
+        return False
+    capitals = "".join(c for c in spelled.group(1) if c.isupper()).lower()
+    return len(name) >= 3 and capitals == name.lower()
 
 
 _RESOURCE_AFTER = re.compile(
