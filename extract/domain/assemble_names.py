@@ -198,7 +198,8 @@ def _promote_parts(candidates: list[tuple[Method, Found, int]], text: str,
     if not own:
         return candidates
     promoted = []
-    for method, where, level in candidates:
+    for method, where, drafted_level in candidates:
+        level = drafted_level
         if level == 0:
             sentence = text[slice(*sentence_of(spans, where.start, where.end))]
             before = sentence[:max(0, where.start - sentence_of(spans, where.start, where.end)[0])]
