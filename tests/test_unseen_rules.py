@@ -127,3 +127,12 @@ def test_sizes_of_established_models_acronyms_of_them_and_language_pairs() -> No
     got = assemble(_draft(["GT", "TileGT"], ["Yoruba-English", "LibriSpeech", "LaSOT"]), text)
     assert [m.name for m in got.extraction.methods] == ["TileGT"]
     assert [b.name for b in got.extraction.benchmarks] == ["LibriSpeech test-clean", "LaSOT"]
+
+
+def test_footnote_markers_size_words_and_described_parentheses_are_not_names() -> None:
+    text = ("We build TileNER<sup>1</sup>, a tagger. We test Whisper Small, Medium and Large "
+            "models on the Open Tiles (Multi-Object) and RoofQA (RQA) datasets.")
+    got = assemble(_draft(["TileNER"], ["Medium", "Multi-Object", "Open Tiles", "RoofQA"]),
+                   text).extraction
+    assert [m.name for m in got.methods] == ["TileNER"]
+    assert [b.name for b in got.benchmarks] == ["Open Tiles", "RoofQA"]

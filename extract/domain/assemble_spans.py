@@ -181,6 +181,7 @@ def _trim_description(text: str, start: int, end: int) -> tuple[int, int]:
     return start + words[0].start(), start + words[-1].end()
 
 
+_FOOTNOTE_TAIL = re.compile(r"\s*<sup>[^<]{0,12}</sup>$")
 _QUANTITY = re.compile(r"^[\d.,]+\s*[KMBkmb%]?$")
 
 
@@ -197,6 +198,9 @@ def find_named(kind: str, name: str, text: str, rejected: list[str]) -> tuple[
         rejected.append(f"{kind} {name!r}: a description, not a name")
         return None
     start, end = _trim_description(text, start, end)
+    footnote = _FOOTNOTE_TAIL.search(text[start:end])
+    if footnote and footnote.start() > 0:  # 'LTNER<sup>1</sup>': the page's footnote marker
+        end = start + footnote.start()
     if _QUANTITY.match(text[start:end]):
         rejected.append(f"{kind} {name!r}: a quantity, not a name")
         return None

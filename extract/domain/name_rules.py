@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from papersift.extract.domain.assemble_spans import looks_like_acronym
 from papersift.extract.domain.established import (
     established_method,
     known_metric,
@@ -257,6 +258,17 @@ def _spelled_by_parenthesis(name: str, text: str, end: int) -> bool:
     return len(name) >= 3 and capitals == name.lower()
 
 
+# A name in parentheses right after another name describes it ('Open Images (Multi-Object)').
+_DESCRIBING_PARENTHESIS = re.compile(r"[A-Za-z0-9][*_}]*\s*\(\s*$")
+
+
+def describes_the_name_before(text: str, start: int, end: int) -> bool:
+    """Whether the mention fills a parenthesis right after another name and is no acronym."""
+    return bool(_DESCRIBING_PARENTHESIS.search(text[max(0, start - 4):start])) \
+        and text[end:end + 2].lstrip().startswith(")") \
+        and not looks_like_acronym(text[start:end])
+
+
 _RESOURCE_AFTER = re.compile(
     r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*(,|:|—|--|-{3}|is|,?\s*which is)\s*(a|an|the|our)\s+"
     r"([\w-]+\s+){0,5}?(benchmark|dataset|corpus|suite|testbed|test bed|leaderboard|"
@@ -327,6 +339,8 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
         return "one of a list of task types, not a benchmark"
     if _BUILDING_BLOCK_INSIDE.search(text[max(0, start - 30):start]):
         return "a description around a building block ('X-based Y'), not a name"
+    if describes_the_name_before(text, start, end):
+        return "a description in parentheses after another name, not a benchmark"
     if in_math(text, start):
         return "inside a formula, not a name"
     if _MODEL_HEAD_AFTER.match(text[end:end + 30]) or listed_among_models(text, start, end):
@@ -347,7 +361,7 @@ _MODEL_LIST_BEFORE = re.compile(
     r"approaches|networks?|backbones?|detectors?|agents?|optimi[sz]ers?|systems?|famil(y|ies)|"
     r"competitors?)\s*(,|:|\()?\s*(including|such as|like|e\.g\.|namely|for example|"
     r"for instance)?\s*,?\s*"
-    r"((the\s+)?[A-Z0-9][\w.+-]*(\s+[A-Z0-9][\w.+-]*){0,3}\s*(,|and|or|&)\s*){0,12}$")
+    r"((the\s+)?[A-Z0-9][\w.+-]*(\s+[A-Z0-9][\w.+-]*){0,3}\s*(,\s*(and|or)?|and|or|&)\s*){0,12}$")
 # After a name: the rest of a list that a model noun closes ('X, Y, and Z VLA models').
 _MODEL_LIST_AFTER = re.compile(
     r"^[*_}]*((\s*(,|and|or|&)\s*)+[A-Z0-9][\w.+-]*(\s+[A-Z0-9][\w.+-]*){0,3}){1,12}\s+"
