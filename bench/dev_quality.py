@@ -1,0 +1,61 @@
+"""Quality on the development sets, each split alone and the held-out splits pooled.
+
+    python -m bench.dev_quality DEV.duckdb DEV2.duckdb [--label 1.5B]
+
+DEV.duckdb holds a run over bench/gold/dev/abstracts.jsonl, DEV2.duckdb one over
+bench/gold/dev2/abstracts.jsonl (papersift run ... --db). Scores the latest run on each
+split's papers with `papersift eval`'s own scorer, then pools the true and false
+positives and negatives of the held-out splits (a micro average over 77 papers), so one
+small split does not decide a figure. Reads only scores: no per-paper errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from papersift.extract.interface.app import evaluate_run
+
+FIELDS = (("methods", "methods"), ("benchmarks", "benchmarks"), ("gains", "gains_value"))
+SPLITS = (("dev", "tune"), ("dev", "heldout"), ("dev2", "tune"), ("dev2", "heldout"))
+
+
+def _f1(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("dev_db", type=Path)
+    parser.add_argument("dev2_db", type=Path)
+    parser.add_argument("--label", default="")
+    parser.add_argument("--splits", default="tune,heldout",
+                        help="which splits to score (tune, heldout)")
+    args = parser.parse_args()
+    wanted = set(args.splits.split(","))
+    dbs = {"dev": args.dev_db, "dev2": args.dev2_db}
+    pooled = {split: {field: [0, 0, 0] for field, _ in FIELDS} for split in wanted}
+    print(f"{'set':6} {'split':8} {'papers':>6}  " + "  ".join(
+        f"{field:>10} P/R/F1   " for field, _ in FIELDS) + f"  {args.label}")
+    for corpus, split in SPLITS:
+        if split not in wanted:
+            continue
+        gold = Path(f"bench/gold/{corpus}/{split}.gold.json")
+        metrics = evaluate_run(dbs[corpus], gold).metrics
+        cells = []
+        for field, key in FIELDS:
+            counts = [int(metrics[key][name]) for name in ("tp", "fp", "fn")]
+            pooled[split][field] = [a + b for a, b in zip(pooled[split][field], counts)]
+            cells.append("%.3f/%.3f/%.3f" % _f1(*counts))
+        print(f"{corpus:6} {split:8} {int(metrics['papers']):>6}  " + "  ".join(
+            f"{cell:>21}" for cell in cells))
+    for split in sorted(wanted):
+        cells = ["%.3f/%.3f/%.3f" % _f1(*pooled[split][field]) for field, _ in FIELDS]
+        print(f"{'pooled':6} {split:8} {'':>6}  " + "  ".join(f"{cell:>21}" for cell in cells))
+
+
+if __name__ == "__main__":
+    main()
