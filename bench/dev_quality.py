@@ -27,6 +27,11 @@ def _f1(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
     return precision, recall, f1
 
 
+def _cell(tp: int, fp: int, fn: int) -> str:
+    precision, recall, f1 = _f1(tp, fp, fn)
+    return f"{precision:.3f}/{recall:.3f}/{f1:.3f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dev_db", type=Path)
@@ -48,12 +53,13 @@ def main() -> None:
         cells = []
         for field, key in FIELDS:
             counts = [int(metrics[key][name]) for name in ("tp", "fp", "fn")]
-            pooled[split][field] = [a + b for a, b in zip(pooled[split][field], counts)]
-            cells.append("%.3f/%.3f/%.3f" % _f1(*counts))
+            totals = pooled[split][field]
+            pooled[split][field] = [a + b for a, b in zip(totals, counts, strict=True)]
+            cells.append(_cell(*counts))
         print(f"{corpus:6} {split:8} {int(metrics['papers']):>6}  " + "  ".join(
             f"{cell:>21}" for cell in cells))
     for split in sorted(wanted):
-        cells = ["%.3f/%.3f/%.3f" % _f1(*pooled[split][field]) for field, _ in FIELDS]
+        cells = [_cell(*pooled[split][field]) for field, _ in FIELDS]
         print(f"{'pooled':6} {split:8} {'':>6}  " + "  ".join(f"{cell:>21}" for cell in cells))
 
 

@@ -76,6 +76,7 @@ ABSTRACT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs
 # found by this test: a short cell with a line break among one-character cells was
 # reported as rows a stray quote merged
 @example(abstracts=["0", "0", "0", "0", "0", "00000000000000000000\r"])
+@example(abstracts=['"\r'])  # and a cell holding only a quote and a line break
 def test_jsonl_and_csv_rows_are_kept_exactly_once(tmp_path: Path,
                                                   abstracts: list[str]) -> None:
     jsonl = tmp_path / "rows.jsonl"

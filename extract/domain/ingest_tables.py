@@ -98,6 +98,12 @@ OUTLIER_MIN_ROWS = 5
 OUTLIER_MIN_CHARS = 500
 
 
+def _swallowed_a_record(record: list[str]) -> bool:
+    """Whether a field's later lines hold a delimiter, as rows a stray quote swallowed do
+    ('abc\n1,def'); a quoted field that only holds a quote and a line break does not."""
+    return any("," in line for cell in record for line in cell.splitlines()[1:])
+
+
 def _suspect_record(record: list[str], header: list[str], first: int, last: int,
                     lengths: list[int]) -> str | None:
     """Why a CSV record may be rows merged by a stray quote, or None."""
@@ -110,7 +116,7 @@ def _suspect_record(record: list[str], header: list[str], first: int, last: int,
         size = max((len(cell) for cell in record), default=0)
         earlier = sorted(lengths[-200:])
         median = earlier[len(earlier) // 2] if len(earlier) >= OUTLIER_MIN_ROWS else 0
-        if '"' in joined:
+        if '"' in joined and _swallowed_a_record(record):
             reasons.append(f"a field spans lines {first}-{last} and holds a quote character")
         elif median and size > OUTLIER_FACTOR * median and size >= OUTLIER_MIN_CHARS:
             reasons.append(f"a field spans lines {first}-{last} and is {size:,} characters, "
