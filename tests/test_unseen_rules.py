@@ -144,9 +144,3 @@ def test_a_novel_title_case_part_and_an_acronym_spelled_around_glue_words() -> N
     got = assemble(_draft([]), text).extraction
     assert [m.name for m in got.methods] == ["TAEA", "Sparse Tile Gating"]
     assert got.methods[1].aliases == ["Sparse Tile Gating module"]
-
-
-def test_names_that_say_they_are_benchmarks_are_found_even_in_a_comparison() -> None:
-    text = ("We curate Orbit-Hard v0.2 from the Tile Arena; it separates models 3x better "
-            "than Roof-Bench. We propose TileBuilder, a pipeline.")
-    assert missed_benchmarks(text, {"orbit hard v0 2"}) == ["Tile Arena", "Roof-Bench"]

@@ -42,17 +42,8 @@ _NOT_NAMES = frozenset({"The", "A", "An", "Our", "We", "This", "These", "Both", 
 
 def missed_benchmarks(text: str, drafted: set[str]) -> list[str]:
     """Names the abstract calls datasets or benchmarks that are not in ``drafted``
-    (normalised keys of the names the model gave; 'Arena-Hard' is in 'Arena-Hard v0.1'),
-    in text order."""
-    return [name for name in _named_resources(text) if not any(
-        key == name_key(name) or key.startswith(f"{name_key(name)} ") for key in drafted)]
-
-
-# A name that says it is a benchmark: 'MT-Bench', 'LiveCodeBench', 'Chatbot Arena',
-# 'Arena-Hard', 'ProcGen Gym' (a capitalised token; 'test bench' is not one).
-_BENCH_WORD = re.compile(
-    r"(?<![\w-])((?:[A-Z][\w+]*\s(?=(?:Bench|Arena|Gym)\b))?"
-    r"(?:[A-Z][\w+]*-)*[A-Z]?[\w+]*(?:Bench|Arena|Gym)(?:-[\w+]+)*)(?![\w-])")
+    (normalised keys of the names the model gave), in text order."""
+    return [name for name in _named_resources(text) if name_key(name) not in drafted]
 
 
 @lru_cache(maxsize=64)
@@ -64,11 +55,6 @@ def _named_resources(text: str) -> tuple[str, ...]:
                 name = part.strip(" .,;:()")
                 if _plausible(name):
                     found.setdefault(name, None)
-    for match in _BENCH_WORD.finditer(text):
-        name = match.group(1)
-        if name[:1].isupper() and name not in ("Bench", "Arena", "Gym") and not any(
-                other.startswith(f"{name} ") for other in found):
-            found.setdefault(name, None)
     return tuple(found)
 
 
