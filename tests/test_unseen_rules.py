@@ -136,11 +136,3 @@ def test_footnote_markers_size_words_and_described_parentheses_are_not_names() -
                    text).extraction
     assert [m.name for m in got.methods] == ["TileNER"]
     assert [b.name for b in got.benchmarks] == ["Open Tiles", "RoofQA"]
-
-
-def test_a_novel_title_case_part_and_an_acronym_spelled_around_glue_words() -> None:
-    text = ("We propose a tile-aware and edge-aware (TAEA) router. It adds a novel Sparse "
-            "Tile Gating module, compared with the standard Dense Tile Gating module.")
-    got = assemble(_draft([]), text).extraction
-    assert [m.name for m in got.methods] == ["TAEA", "Sparse Tile Gating"]
-    assert got.methods[1].aliases == ["Sparse Tile Gating module"]

@@ -18,7 +18,6 @@ from papersift.extract.domain.assemble_spans import (
     whole_word,
 )
 from papersift.extract.domain.established import established_method, known_metric
-from papersift.extract.domain.method_candidates import novel_named_parts
 from papersift.extract.domain.name_rules import (
     baseline_before,
     coined_proposals,
@@ -168,15 +167,6 @@ def ground_methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         method = Method(name=acronym, expansion=expansion_text or None, aliases=[],
                         evidence=text[low:high])
         candidates.append((method, Found("exact", start, end, (low, high)), 2))
-    for name, start, end, with_noun in novel_named_parts(text):  # parts the model missed
-        keys = {name_key(name), name_key(with_noun)}
-        if keys & (forms_seen | benchmark_keys) or baseline_before(text, start):
-            continue
-        forms_seen |= keys
-        low, high = evidence_window(text, sentence_of(spans, start, end), (start, end))
-        candidates.append((Method(name=name, expansion=None, aliases=[with_noun],
-                                  evidence=text[low:high]),
-                           Found("exact", start, end, (low, high)), 1))
     candidates = _promote_parts(candidates, text, spans)
     strongest = max((level for _, _, level in candidates), default=0)
     methods: list[Method] = []
@@ -292,7 +282,6 @@ def _defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
     return found + _parts_after_proposal(text, spans, {a for a, *_ in found})
 
 
-_GLUE = frozenset({"and", "of", "for", "the", "with", "to", "in", "on", "a", "an", "via", "by"})
 _LOWER_DEFINED = re.compile(r"((?:[a-z][\w-]*\s+){1,8})\(([A-Z][A-Za-z0-9-]{1,12})\)")
 
 
@@ -307,10 +296,7 @@ def _lowercase_definitions(text: str, sentence: tuple[int, int], seen: set[str])
         words = list(re.finditer(r"[a-z][\w-]*", match.group(1)))
         for count in range(1, len(words) + 1):
             tail = words[-count:]
-            if tail[0].group() in _GLUE:
-                continue
-            initials = "".join(part[0] for w in tail if w.group() not in _GLUE
-                               for part in w.group().split("-") if part)
+            initials = "".join(part[0] for w in tail for part in w.group().split("-") if part)
             if initials == letters and acronym not in seen and not _known_name(acronym):
                 start = match.start(1) + tail[0].start()
                 if strictly_proposed(text, sentence, start, match.end(2)):
