@@ -28,7 +28,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from papersift.extract.access.extractor import Outcome, plain_draft
+from papersift.extract.access.outcomes import Outcome, plain_draft
 from papersift.warehouse.store import Batch
 
 if TYPE_CHECKING:
