@@ -20,6 +20,7 @@ import openai
 from papersift.extract.access.calls import CallLog, CallRecord, call_log, current_log, redact
 from papersift.extract.access.credentials import check_endpoint_url
 from papersift.extract.access.limits import RequestGate
+from papersift.extract.access.pools import ShardedPool, shared_ssl_context
 from papersift.extract.access.transport import (
     RETRY_STATUSES,
     AsyncRetryingTransport,
@@ -100,7 +101,8 @@ def build_client(
 ) -> tuple[instructor.Instructor, openai.OpenAI]:
     """An instructor client for the endpoint, its HTTP going through the retrying transport."""
     sdk = _sdk_options(endpoint)
-    inner = transport if transport is not None else httpx2.HTTPTransport()
+    inner = (transport if transport is not None
+             else httpx2.HTTPTransport(verify=shared_ssl_context()))
     http_client = httpx2.Client(transport=RetryingTransport(inner, policy=policy, sleep=sleep),
                                 timeout=_http_timeout(endpoint))
     raw = openai.OpenAI(**sdk, http_client=http_client)
@@ -152,7 +154,8 @@ def build_async_sdk(
     """The async SDK client of build_async_client, without instructor's wrapping."""
     sdk = _sdk_options(endpoint)
     if transport is None:
-        inner: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport(
+        # Small pools, so the walk each pool makes after a request stays short.
+        inner: httpx2.AsyncBaseTransport = ShardedPool(
             limits=httpx2.Limits(max_connections=None, max_keepalive_connections=None))
     elif isinstance(transport, httpx2.AsyncBaseTransport):
         inner = transport

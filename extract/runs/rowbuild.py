@@ -196,7 +196,8 @@ class Pending:
                 rows = future.result()
             except WorkerGoneError:
                 rows = build_all(build, items)
-            self.ready.extend(rows)
+            for table, built in rows.rows.items():  # checked and copied by Batch.add already
+                self.ready.rows.setdefault(table, []).extend(built)
         self.building = []
         return self.ready
 
