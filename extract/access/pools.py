@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import ssl
+from collections.abc import Callable
 
 import httpx2
 
@@ -36,11 +37,16 @@ def shared_ssl_context() -> ssl.SSLContext:
 class ShardedPool(httpx2.AsyncBaseTransport):
     """An async transport that spreads requests over small connection pools."""
 
-    def __init__(self, limits: httpx2.Limits, shard_size: int = SHARD_SIZE) -> None:
+    def __init__(self, limits: httpx2.Limits, shard_size: int = SHARD_SIZE,
+                 make_pool: Callable[[], httpx2.AsyncBaseTransport] | None = None) -> None:
         self.limits = limits
         self.shard_size = max(1, shard_size)
-        self.pools: list[httpx2.AsyncHTTPTransport] = []
+        self.make_pool = make_pool or self._http_pool
+        self.pools: list[httpx2.AsyncBaseTransport] = []
         self.in_flight: list[int] = []
+
+    def _http_pool(self) -> httpx2.AsyncBaseTransport:
+        return httpx2.AsyncHTTPTransport(verify=shared_ssl_context(), limits=self.limits)
 
     def _pick(self) -> int:
         counts = self.in_flight
@@ -48,8 +54,7 @@ class ShardedPool(httpx2.AsyncBaseTransport):
             index = min(range(len(counts)), key=counts.__getitem__)
             if counts[index] < self.shard_size:
                 return index
-        self.pools.append(httpx2.AsyncHTTPTransport(verify=shared_ssl_context(),
-                                                    limits=self.limits))
+        self.pools.append(self.make_pool())
         counts.append(0)
         return len(counts) - 1
 
