@@ -1,5 +1,5 @@
 """The live path's lean parts (issue 18): row workers that import no SDK, small
-connection pools, instructor wrapped only when an answer needs it."""
+connection pools, no blocking client for a run that sends asynchronously."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_requests_spread_over_small_pools_and_answers_are_the_pools() -> None:
     assert sum(p.served for p in made) == 13
 
 
-def test_a_clean_answer_never_wraps_instructor_and_a_bad_mode_still_fails_at_once() -> None:
+def test_a_clean_async_answer_builds_no_blocking_client_and_a_bad_mode_fails_at_once() -> None:
     def handler(request: httpx2.Request) -> httpx2.Response:
         return httpx2.Response(200, json=chat_completion(DRAFT))
 
@@ -73,7 +73,6 @@ def test_a_clean_answer_never_wraps_instructor_and_a_bad_mode_still_fails_at_onc
         async with extractor.session():
             outcome = await extractor.extract_async("p1", "We propose FooNet for folding.")
             assert outcome.draft is not None and outcome.draft.methods == ["FooNet"]
-            assert extractor._async_client is None
             assert extractor._sync is None
 
     try:

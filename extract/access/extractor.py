@@ -231,6 +231,9 @@ class Extractor:
         raw = build_async_sdk(self.endpoint, transport=self._transport,
                               policy=self._policy, gate=gate)
         self._async_raw = raw
+        # Wrapped now, not at the first answer that needs it: wrapping (and the SDK's
+        # resources it imports) takes about a second, which would stall the loop mid-run.
+        self._async_client = wrap_async(raw, self.endpoint)
         self._fast = self._fast_path(raw)
         try:
             yield self
@@ -289,11 +292,8 @@ class Extractor:
         return outcome
 
     def _instructor_async(self) -> instructor.AsyncInstructor:
-        """instructor around the session's client, wrapped when first needed: with the
-        fast path, a run whose answers are all clean never needs it."""
-        if self._async_client is None:
-            assert self._async_raw is not None
-            self._async_client = wrap_async(self._async_raw, self.endpoint)
+        """instructor around the session's client."""
+        assert self._async_client is not None
         return self._async_client
 
     def take_interrupted(self) -> list[Outcome]:
