@@ -14,7 +14,6 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
@@ -31,45 +30,28 @@ from papersift.extract.access.limits import BudgetExceededError, RequestGate
 from papersift.extract.access.llm import (
     MODES,
     CallLog,
-    CallRecord,
     Endpoint,
     RetryPolicy,
-    build_async_client,
+    build_async_sdk,
     build_client,
     call_log,
+    check_endpoint,
+    wrap_async,
 )
+from papersift.extract.access.outcomes import Failure, Outcome, plain_draft
 from papersift.extract.domain.assemble import result_numbers
 from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, prompt_for
 from papersift.prompts import Prompt
-from papersift.schemas import PaperDraft, PaperExtraction
+from papersift.schemas import PaperDraft
 from papersift.schemas.paper import content_hash
 
-
-@dataclass(frozen=True)
-class Failure:
-    stage: str  # request / validation
-    reason: str  # short code
-    detail: str
-
-
-@dataclass
-class Outcome:
-    """What one abstract's extraction produced: fields, or a failure, plus every attempt."""
-
-    paper_id: str
-    cache_key: str
-    draft: PaperDraft | None = None  # the model's answer, grounded by code when recorded
-    extraction: PaperExtraction | None = None  # an answer that arrives grounded already
-    failure: Failure | None = None
-    calls: list[CallRecord] = field(default_factory=list)
-    asks: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    from_cache: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.draft is not None or self.extraction is not None
+# Outcome and Failure live in outcomes.py (a row worker imports them without the SDK);
+# they are still imported from here.
+__all__ = [
+    "INTERRUPTED", "Extractor", "Failure", "Outcome", "answer_model", "cache_key",
+    "completion_text", "failure_reason", "instructor_version", "is_json_error",
+    "plain_draft", "request_schema",
+]
 
 
 INTERRUPTED = Failure("request", "interrupted",
@@ -105,15 +87,6 @@ def _wrapped(model: type[PaperDraft]) -> type[PaperDraft]:
     frozen = json.dumps(schema)
     wrapped.model_json_schema = model_json_schema  # type: ignore[method-assign]
     return wrapped
-
-
-def plain_draft(draft: PaperDraft) -> PaperDraft:
-    """The same answer as a plain PaperDraft (instructor's wrapped class cannot be
-    pickled), its values taken as they are, not validated again."""
-    if type(draft) is PaperDraft:
-        return draft
-    values = {name: getattr(draft, name) for name in PaperDraft.model_fields}
-    return PaperDraft.model_construct(_fields_set=set(draft.model_fields_set), **values)
 
 
 def request_schema(endpoint: Endpoint, text: str,
@@ -163,18 +136,39 @@ class Extractor:
         self.fields = fields
         self.prompt = prompt_for(prompt, fields)
         self.max_reasks = max_reasks
-        self.client, self.raw_client = build_client(
-            endpoint, transport=transport, policy=policy, sleep=sleep
-        )
         self._transport = transport
         self._policy = policy
+        self._sleep = sleep
+        self._sync: tuple[instructor.Instructor, openai.OpenAI] | None = None
+        check_endpoint(endpoint)  # what building a client would raise, raised now
+        self._async_raw: openai.AsyncOpenAI | None = None
         self._async_client: instructor.AsyncInstructor | None = None
         self._fast: FastPath | None = None
         self._secrets = (endpoint.api_key,) if endpoint.api_key else ()
         self.interrupted: list[Outcome] = []
 
+    @property
+    def client(self) -> instructor.Instructor:
+        """The blocking instructor client, built on first use (a run that only computes
+        cache keys, or sends asynchronously, never needs one)."""
+        return self._sync_clients()[0]
+
+    @property
+    def raw_client(self) -> openai.OpenAI:
+        """The blocking SDK client under ``client`` (Batch API files), built on first use."""
+        return self._sync_clients()[1]
+
+    def _sync_clients(self) -> tuple[instructor.Instructor, openai.OpenAI]:
+        if self._sync is None:
+            self._sync = build_client(self.endpoint, transport=self._transport,
+                                      policy=self._policy, sleep=self._sleep)
+        return self._sync
+
     def close(self) -> None:
-        self.raw_client.close()
+        if self._sync is not None:
+            self._sync[1].close()
+        elif self._transport is not None:
+            self._transport.close()  # a client would have closed it
 
     def key_for(self, text: str) -> str:
         return cache_key(self.endpoint, self.prompt.version, text, self.fields)
@@ -234,13 +228,17 @@ class Extractor:
     async def session(self, gate: RequestGate | None = None) -> AsyncIterator[Extractor]:
         """Open an async client for this event loop (paced by ``gate``) until the block
         ends; extract_async needs one."""
-        client, raw = build_async_client(self.endpoint, transport=self._transport,
-                                         policy=self._policy, gate=gate)
-        self._async_client = client
+        raw = build_async_sdk(self.endpoint, transport=self._transport,
+                              policy=self._policy, gate=gate)
+        self._async_raw = raw
+        # Wrapped now, not at the first answer that needs it: wrapping (and the SDK's
+        # resources it imports) takes about a second, which would stall the loop mid-run.
+        self._async_client = wrap_async(raw, self.endpoint)
         self._fast = self._fast_path(raw)
         try:
             yield self
         finally:
+            self._async_raw = None
             self._async_client = None
             self._fast = None
             await raw.close()
@@ -267,7 +265,7 @@ class Extractor:
 
     async def extract_async(self, paper_id: str, text: str) -> Outcome:
         """extract() for an event loop, inside ``session()``."""
-        if self._async_client is None:
+        if self._async_raw is None:
             raise RuntimeError("extract_async needs an open Extractor.session()")
         outcome = Outcome(paper_id=paper_id, cache_key=self.key_for(text))
         with call_log(self._secrets) as log:
@@ -275,7 +273,7 @@ class Extractor:
                 first = await self._fast.ask(text) if self._fast is not None else Handover()
                 if isinstance(first, Handover):
                     with handing_over(first):
-                        outcome.draft = await self._async_client.chat.completions.create(
+                        outcome.draft = await self._instructor_async().chat.completions.create(
                             max_retries=AsyncRetrying(**self._reask_rule()),
                             **self.create_kwargs(text),
                         )
@@ -292,6 +290,11 @@ class Extractor:
                 raise
             self._finish(outcome, log)
         return outcome
+
+    def _instructor_async(self) -> instructor.AsyncInstructor:
+        """instructor around the session's client."""
+        assert self._async_client is not None
+        return self._async_client
 
     def take_interrupted(self) -> list[Outcome]:
         """The outcomes of extractions cut short by Ctrl-C since the last call."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import math
 import re
@@ -120,8 +121,22 @@ class Ticket:
 
     body_bytes: int
     prompt_estimate: float
-    max_tokens: int
+    body: bytes = field(default=b"", repr=False)
     cost_reserved: float = 0.0
+
+    @functools.cached_property
+    def max_tokens(self) -> int:
+        """The completion tokens the request may use (its max_tokens), read from the body
+        when first asked: only a tokens-per-minute limit or a budget asks, and parsing a
+        whole request body per attempt was a visible cost of an unlimited run."""
+        try:
+            body = json.loads(self.body)
+            value = body.get("max_completion_tokens") or body.get("max_tokens")
+            if isinstance(value, int) and value > 0:
+                return value
+        except (ValueError, AttributeError):
+            pass
+        return DEFAULT_MAX_TOKENS
 
 
 @dataclass
@@ -169,15 +184,7 @@ class RequestGate:
     def estimate(self, request: httpx2.Request) -> Ticket:
         """Prompt tokens from the body's size; completion from its max_tokens."""
         content = request.content
-        max_tokens = DEFAULT_MAX_TOKENS
-        try:
-            body = json.loads(content)
-            value = body.get("max_completion_tokens") or body.get("max_tokens")
-            if isinstance(value, int) and value > 0:
-                max_tokens = value
-        except (ValueError, AttributeError):
-            pass
-        return Ticket(len(content), len(content) * self.tokens_per_byte, max_tokens)
+        return Ticket(len(content), len(content) * self.tokens_per_byte, content)
 
     def _wait_s(self, ticket: Ticket) -> float:
         waits = [self._paused_until - self.clock()]

@@ -20,6 +20,7 @@ import openai
 from papersift.extract.access.calls import CallLog, CallRecord, call_log, current_log, redact
 from papersift.extract.access.credentials import check_endpoint_url
 from papersift.extract.access.limits import RequestGate
+from papersift.extract.access.pools import ShardedPool, shared_ssl_context
 from papersift.extract.access.transport import (
     RETRY_STATUSES,
     AsyncRetryingTransport,
@@ -32,8 +33,8 @@ from papersift.extract.access.transport import (
 
 __all__ = ["MODES", "RETRY_STATUSES", "AsyncRetryingTransport", "CallLog", "CallRecord",
            "Endpoint", "RetryPolicy", "RetryableStatusError", "RetryingTransport",
-           "ThreadedTransport", "asked_wait", "build_async_client", "build_client",
-           "call_log", "redact"]
+           "ThreadedTransport", "asked_wait", "build_async_client", "build_async_sdk",
+           "build_client", "call_log", "check_endpoint", "redact", "wrap_async"]
 
 MODES = {
     "json": instructor.Mode.JSON,
@@ -100,7 +101,8 @@ def build_client(
 ) -> tuple[instructor.Instructor, openai.OpenAI]:
     """An instructor client for the endpoint, its HTTP going through the retrying transport."""
     sdk = _sdk_options(endpoint)
-    inner = transport if transport is not None else httpx2.HTTPTransport()
+    inner = (transport if transport is not None
+             else httpx2.HTTPTransport(verify=shared_ssl_context()))
     http_client = httpx2.Client(transport=RetryingTransport(inner, policy=policy, sleep=sleep),
                                 timeout=_http_timeout(endpoint))
     raw = openai.OpenAI(**sdk, http_client=http_client)
@@ -109,12 +111,18 @@ def build_client(
     return client, raw
 
 
-def _sdk_options(endpoint: Endpoint) -> dict[str, Any]:
-    """What both SDK clients get: the endpoint, the key, no SDK retries (the transport
-    owns them), the endpoint's timeout. Checks the mode first."""
+def check_endpoint(endpoint: Endpoint) -> None:
+    """Raise what building a client for the endpoint would: an unknown mode, a URL that
+    carries a key."""
     if endpoint.mode not in MODES:
         raise ValueError(f"unknown mode {endpoint.mode!r}; choose one of {sorted(MODES)}")
     check_endpoint_url(endpoint.base_url, "the endpoint URL")  # no client for a URL with a key
+
+
+def _sdk_options(endpoint: Endpoint) -> dict[str, Any]:
+    """What both SDK clients get: the endpoint, the key, no SDK retries (the transport
+    owns them), the endpoint's timeout. Checks the mode first."""
+    check_endpoint(endpoint)
     return {"base_url": endpoint.base_url, "api_key": endpoint.api_key or "not-needed",
             "max_retries": 0, "timeout": endpoint.timeout_s}
 
@@ -132,9 +140,22 @@ def build_async_client(
 ) -> tuple[instructor.AsyncInstructor, openai.AsyncOpenAI]:
     """The async instructor client for the endpoint, paced by ``gate`` when given. A
     sync-only transport runs in worker threads."""
+    raw = build_async_sdk(endpoint, transport=transport, policy=policy, gate=gate)
+    return wrap_async(raw, endpoint), raw
+
+
+def build_async_sdk(
+    endpoint: Endpoint,
+    *,
+    transport: httpx2.BaseTransport | httpx2.AsyncBaseTransport | None = None,
+    policy: RetryPolicy = RetryPolicy(),
+    gate: RequestGate | None = None,
+) -> openai.AsyncOpenAI:
+    """The async SDK client of build_async_client, without instructor's wrapping."""
     sdk = _sdk_options(endpoint)
     if transport is None:
-        inner: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport(
+        # Small pools, so the walk each pool makes after a request stays short.
+        inner: httpx2.AsyncBaseTransport = ShardedPool(
             limits=httpx2.Limits(max_connections=None, max_keepalive_connections=None))
     elif isinstance(transport, httpx2.AsyncBaseTransport):
         inner = transport
@@ -143,10 +164,14 @@ def build_async_client(
     http_client = httpx2.AsyncClient(
         transport=AsyncRetryingTransport(inner, policy=policy, gate=gate),
         timeout=_http_timeout(endpoint))
-    raw = openai.AsyncOpenAI(**sdk, http_client=http_client)
+    return openai.AsyncOpenAI(**sdk, http_client=http_client)
+
+
+def wrap_async(raw: openai.AsyncOpenAI, endpoint: Endpoint) -> instructor.AsyncInstructor:
+    """instructor around an async SDK client, marking answers it rejects in the call log."""
     client = instructor.from_openai(raw, mode=MODES[endpoint.mode])
     client.on("parse:error", _mark_invalid)
-    return client, raw
+    return client
 
 
 def _mark_invalid(error: Exception, *_args: Any, **_kwargs: Any) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from papersift.extract.access.extractor import Failure
+from papersift.extract.access.outcomes import Failure
 from papersift.extract.domain.ingest import IngestResult
 from papersift.extract.runs.ingested import canonical_paths
 

@@ -28,7 +28,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from papersift.extract.access.extractor import Outcome, plain_draft
+from papersift.extract.access.outcomes import Outcome, plain_draft
 from papersift.warehouse.store import Batch
 
 if TYPE_CHECKING:
@@ -196,7 +196,8 @@ class Pending:
                 rows = future.result()
             except WorkerGoneError:
                 rows = build_all(build, items)
-            self.ready.extend(rows)
+            for table, built in rows.rows.items():  # checked and copied by Batch.add already
+                self.ready.rows.setdefault(table, []).extend(built)
         self.building = []
         return self.ready
 

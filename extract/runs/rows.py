@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from papersift.extract.access.extractor import Outcome
+from papersift.extract.access.outcomes import Outcome
 from papersift.extract.domain.assemble import ASSEMBLY_VERSION, Assembled, Found
 from papersift.extract.domain.fields import (
     DEFAULT_FIELDS,

@@ -178,6 +178,9 @@ class Runner:
                             else row_workers)
         self._row_workers_chosen = row_workers is not None
         self.flush_every_s = FLUSH_EVERY_SECONDS
+        # A write's fixed cost (an insert per table, a CHECKPOINT) is most of a small
+        # batch's: at high concurrency a batch is one round of requests in flight.
+        self.flush_every_papers = max(FLUSH_EVERY_PAPERS, self.concurrency)
         self._last_flush = time.monotonic()
         self._hold_flush = False
         # While the event loop runs, writes go to one writer thread so the loop keeps
@@ -391,7 +394,7 @@ class Runner:
         if self._hold_flush and not force:
             return
         due = (
-            self.pending_papers >= FLUSH_EVERY_PAPERS
+            self.pending_papers >= self.flush_every_papers
             or time.monotonic() - self._last_flush >= self.flush_every_s
         )
         if not self.pending_papers or not (force or due):
