@@ -31,6 +31,18 @@ def _count(db: Path, sql: str) -> int:
     return int(rows[0][0])
 
 
+def _counts(db: Path, **queries: str) -> dict[str, int]:
+    """Each named count: ``tasks="count(*) FROM tasks"`` -> {"tasks": n}."""
+    return {name: _count(db, f"SELECT {query}") for name, query in queries.items()}
+
+
+# Every abstract stored once: one extraction, one task, one latest extraction.
+ONE_EACH = {"extractions": "count(*) FROM extractions",
+            "tasks": "count(*) FROM extraction_tasks",
+            "papers_with_tasks": "count(DISTINCT paper_id) FROM extraction_tasks",
+            "latest": "count(*) FROM latest_extractions"}
+
+
 def test_corpus_run_then_warm_cache_rerun(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     model = FakeModel()
@@ -47,9 +59,7 @@ def test_corpus_run_then_warm_cache_rerun(tmp_path: Path) -> None:
     _, second = _run(db, again)
     assert again.requests == 0
     assert second.line() == "63 abstracts: 0 extracted, 63 from cache, 0 failed"  # type: ignore[attr-defined]
-    assert _count(db, "SELECT count(*) FROM extractions") == 63
-    assert _count(db, "SELECT count(*) FROM extraction_tasks") == 63
-    assert _count(db, "SELECT count(*) FROM latest_extractions") == 63
+    assert _counts(db, **ONE_EACH) == dict.fromkeys(ONE_EACH, 63)
     assert _count(db, "SELECT count(*) FROM runs WHERE status = 'finished'") == 2
 
     fresh = FakeModel()
@@ -71,9 +81,7 @@ def test_interrupted_run_is_consistent_and_resumes(tmp_path: Path) -> None:
     _, summary = _run(db, resumed)
     assert resumed.requests == 43
     assert summary.line() == "63 abstracts: 43 extracted, 20 from cache, 0 failed"  # type: ignore[attr-defined]
-    assert _count(db, "SELECT count(*) FROM extractions") == 63
-    assert _count(db, "SELECT count(DISTINCT paper_id) FROM extraction_tasks") == 63
-    assert _count(db, "SELECT count(*) FROM extraction_tasks") == 63
+    assert _counts(db, **ONE_EACH) == dict.fromkeys(ONE_EACH, 63)
 
 
 def test_concurrent_run_gets_the_same_result(tmp_path: Path) -> None:
