@@ -21,17 +21,22 @@ and predict each abstract's outcome with :func:`papersift.testing.expected.expec
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from papersift.extract.domain.ingest import paper_id_for
 from papersift.testing.bodies import chat_completion
 from papersift.testing.drafts import ungrounded_answer
 from papersift.testing.expected import TRANSPORT_FAULTS
+from papersift.testing.sim.wire import Response, error_response, json_response
+
+if TYPE_CHECKING:
+    from papersift.testing.sim.config import SimConfig
 
 CONTENT_FAULTS = ("truncated_json", "schema_break", "empty_body", "ungrounded")
 FAULTS = (*TRANSPORT_FAULTS, *CONTENT_FAULTS, "length")
@@ -104,6 +109,46 @@ def seconds_asked(retry_after: str, retry_after_ms: int | None) -> float | None:
         return float(retry_after)
     except ValueError:
         return None
+
+
+def _echo(config: SimConfig, headers: dict[str, str]) -> str:
+    echo = ""
+    if config.echo_authorization:
+        echo += f" (request carried Authorization: {headers.get('authorization')})"
+    if config.echo_headers:
+        echo += f" headers: {json.dumps(headers)}"
+    return echo
+
+
+async def configured_answer(config: SimConfig, fault: str | None, abstract: str | None,
+                            body: dict[str, Any], headers: dict[str, str],
+                            answer: dict[str, Any] | None) -> Response:
+    """The answer under a fault, or the valid answer of ``config.answer``; ``answer`` is
+    the simulator's own completion when the config names no answer."""
+    if fault in STATUS:
+        extra = {}
+        if fault == "rate_limit":
+            extra["Retry-After"] = config.retry_after
+            if config.retry_after_ms is not None:
+                extra["retry-after-ms"] = str(config.retry_after_ms)
+        message = f"injected fault: {fault}{_echo(config, headers)}"
+        return json_response(STATUS[str(fault)], {"error": {"message": message,
+                                                           "type": fault}}, extra)
+    if fault == "hang":
+        await asyncio.sleep(config.hang_s)
+        return Response(0, b"", drop=True)
+    if fault == "drop":
+        return Response(0, b"", drop=True)
+    if fault == "empty_body":
+        return Response(200, b"")
+    if answer is not None:  # a content fault on the simulator's own answer
+        return Response(200, json.dumps(broken_answer(answer, fault)).encode("utf-8"))
+    if abstract is None:
+        return error_response(400, "no abstract in the request")
+    assert config.answer is not None
+    content, finish = broken_content(fault, json.dumps(config.answer(abstract)))
+    return json_response(200, fault_completion(content, finish_reason=finish,
+                                               tools=bool(body.get("tools"))))
 
 
 class RequestLog:

@@ -16,12 +16,9 @@ from papersift.testing.bodies import error_body, first_user_abstract
 from papersift.testing.sim.answers import bad_chat_request, completion_for
 from papersift.testing.sim.config import SimConfig, TokenBucket, reset_text, sampler
 from papersift.testing.sim.faults import (
-    STATUS,
     RequestLog,
     Served,
-    broken_answer,
-    broken_content,
-    fault_completion,
+    configured_answer,
     seconds_asked,
 )
 from papersift.testing.sim.tokens import rate_cost
@@ -165,7 +162,8 @@ class SimServer:
                 "The server had an error while processing your request (simulated).",
                 "server_error", None)).encode(), headers=headers)
         if answer is None or fault is not None:
-            reply = await self._configured_answer(fault, abstract, body, request, answer)
+            reply = await configured_answer(self.config, fault, abstract, body,
+                                            request.headers, answer)
             self._count(reply.status)
             if self.config.extra_headers is not None:
                 reply.headers.update(self.config.extra_headers(fault))
@@ -184,46 +182,6 @@ class SimServer:
         self.log.record(Served(time.monotonic(), paper_id, fault, asked,
                                request.headers.get("authorization"),
                                body if config.keep_bodies else None))
-
-    def _echo(self, request: Request) -> str:
-        echo = ""
-        if self.config.echo_authorization:
-            echo += (" (request carried Authorization: "
-                     f"{request.headers.get('authorization')})")
-        if self.config.echo_headers:
-            echo += f" headers: {json.dumps(request.headers)}"
-        return echo
-
-    async def _configured_answer(self, fault: str | None, abstract: str | None,
-                                 body: dict[str, Any], request: Request,
-                                 answer: dict[str, Any] | None) -> Response:
-        """The answer under a fault, or the valid answer of ``config.answer``; ``answer``
-        is the simulator's own completion when the config names no answer."""
-        config = self.config
-        if fault in STATUS:
-            headers = {}
-            if fault == "rate_limit":
-                headers["Retry-After"] = config.retry_after
-                if config.retry_after_ms is not None:
-                    headers["retry-after-ms"] = str(config.retry_after_ms)
-            message = f"injected fault: {fault}{self._echo(request)}"
-            return json_response(STATUS[str(fault)], {"error": {"message": message,
-                                                               "type": fault}}, headers)
-        if fault == "hang":
-            await asyncio.sleep(config.hang_s)
-            return Response(0, b"", drop=True)
-        if fault == "drop":
-            return Response(0, b"", drop=True)
-        if fault == "empty_body":
-            return Response(200, b"")
-        if answer is not None:  # a content fault on the simulator's own answer
-            return Response(200, json.dumps(broken_answer(answer, fault)).encode("utf-8"))
-        if abstract is None:
-            return error_response(400, "no abstract in the request")
-        assert config.answer is not None
-        content, finish = broken_content(fault, json.dumps(config.answer(abstract)))
-        return json_response(200, fault_completion(content, finish_reason=finish,
-                                                   tools=bool(body.get("tools"))))
 
     def _admit(self, body: dict[str, Any], now: float) -> Response | None:
         """None when the request fits both limits (and is charged), else its 429."""
