@@ -1,7 +1,7 @@
 """Kill -9 `papersift run` at random points and check that nothing is lost or paid twice.
 
 Each trial starts a fresh warehouse and runs the real CLI as a subprocess against the
-hand-written fault server (papersift/testing/faultserver.py: slow answers, some
+hand-written fake OpenAI server with faults (papersift/testing/sim: slow answers, some
 fast faults), kills it with SIGKILL once or twice at a random moment (a random time
 after start, or right after a random number of requests), then:
 

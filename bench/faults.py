@@ -2,7 +2,7 @@
 
 Runs --papers distinct abstracts (the bundled corpus plus generated variants, and a few
 whitespace-only copies that must be stored once) through papersift against the
-hand-written fault server (papersift/testing/faultserver.py, real HTTP on loopback), which faults
+hand-written fake OpenAI server (papersift/testing/sim, real HTTP on loopback), which faults
 --rate of all requests with a mix of 429 + Retry-After, 500/502/503, hangs past the
 client timeout, dropped connections, truncated JSON, schema-breaking JSON,
 finish_reason length, empty bodies and ungrounded evidence. The client uses papersift's
@@ -28,7 +28,7 @@ from pathlib import Path
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.testing.faultcheck import account, variant_corpus
-from papersift.testing.faultserver import FaultConfig, running
+from papersift.testing.sim import fault_profile, running
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,7 +46,7 @@ def main() -> None:
     args = parser.parse_args()
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # as the CLI does
     policy = RetryPolicy()  # what users get
-    config = FaultConfig(rate=args.rate, seed=args.seed, retry_after=args.retry_after,
+    config = fault_profile(rate=args.rate, seed=args.seed, retry_after=args.retry_after,
                          hang_s=args.timeout + 1.0)
     with tempfile.TemporaryDirectory() as tmp, running(config) as server:
         folder = Path(tmp)

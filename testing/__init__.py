@@ -6,9 +6,9 @@ instructor, papersift's retrying transport) runs as it does against a real endpo
 
 - ``mock``: scripted answers and the first-words model, through ``httpx2.MockTransport``;
 - ``fakebatch``: OpenAI's Files and Batches routes, through ``httpx2.MockTransport``;
-- ``faultserver``: a threaded loopback server serving faults by rule or at a rate;
-- ``sim``: the asyncio loopback simulator (latency, slots, RPM/TPM limits, batches) that
-  the benchmarks drive at scale (``bench.simendpoint`` re-exports it);
+- ``sim``: the one loopback fake OpenAI server (asyncio, real HTTP): faults by rule or
+  at a rate and a request log (``fault_profile``), latency, slots, RPM/TPM limits, files
+  and batches; tests and benchmarks both drive it (``bench.simendpoint`` re-exports it);
 - ``bodies`` / ``drafts``: the chat-completion bodies and drafts all of them answer with.
 
 Source checkouts only: the wheel does not ship it, and no production module imports it

@@ -18,7 +18,7 @@ import duckdb
 
 from papersift.testing.corpus import CORPUS
 from papersift.testing.faultcheck import integrity
-from papersift.testing.faultserver import FaultConfig, FaultServer, running
+from papersift.testing.sim import SimEndpoint, fault_profile, running
 from papersift.warehouse.db import connect
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
@@ -44,7 +44,7 @@ def _environment(folder: Path) -> dict[str, str]:
     return env
 
 
-def _command(db: Path, server: FaultServer, concurrency: int) -> list[str]:
+def _command(db: Path, server: SimEndpoint, concurrency: int) -> list[str]:
     return [str(PAPERSIFT), "run", str(CORPUS), "--db", str(db), "--base-url", server.base_url,
             "--model", "fault-server", "--timeout", "5", "--concurrency", str(concurrency)]
 
@@ -79,7 +79,7 @@ def check_opens(db: Path, trial: Trial, label: str) -> bool:
 KILL_MODES = ("time", "requests")
 
 
-def _kill_at_random(process: subprocess.Popen[bytes], server: FaultServer,
+def _kill_at_random(process: subprocess.Popen[bytes], server: SimEndpoint,
                     rng: random.Random, full_run_s: float, modes: tuple[str, ...],
                     remaining: int) -> str:
     """SIGKILL the run at a random time since its start (it may land in start-up, ingest,
@@ -114,7 +114,7 @@ def run_trial(number: int, rng: random.Random, folder: Path, *, concurrency: int
     check after every step. Problems are collected in the returned trial."""
     trial = Trial(number)
     db = folder / f"trial{number}.duckdb"
-    config = FaultConfig(rate=fault_rate, mix=FAST_FAULTS, retry_after="0",
+    config = fault_profile(rate=fault_rate, mix=FAST_FAULTS, retry_after="0",
                          latency_s=latency_s, seed=number)
     with running(config) as server:
         env = _environment(folder)
@@ -178,7 +178,7 @@ def final_counts(db: Path, trial: Trial) -> None:
 
 def calibrate(folder: Path, concurrency: int, latency_s: float) -> float:
     """Seconds one uninterrupted run takes, start-up included."""
-    with running(FaultConfig(latency_s=latency_s)) as server:
+    with running(fault_profile(latency_s=latency_s)) as server:
         started = time.monotonic()
         subprocess.run(_command(folder / "calibrate.duckdb", server, concurrency),
                        env=_environment(folder), check=True, capture_output=True)

@@ -1,4 +1,4 @@
-"""What papersift must record for an abstract the fault server (faultserver.py) served a
+"""What papersift must record for an abstract the fake server (sim/faults.py) served a
 given sequence of faults: the oracle tests and bench/faults.py check runs against."""
 
 from __future__ import annotations

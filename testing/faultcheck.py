@@ -1,4 +1,4 @@
-"""Accounting for a run against the fault server (faultserver.py): every abstract is
+"""Accounting for a run against the fake server with faults (sim/faults.py): every abstract is
 extracted or failed with the reason its faults call for, no row is duplicated, every
 request the server saw is stored as a call, waits honoured Retry-After.
 
@@ -17,7 +17,7 @@ import duckdb
 from papersift.extract.domain.ingest import ingest
 from papersift.testing.corpus import CORPUS
 from papersift.testing.expected import expected_outcome
-from papersift.testing.faultserver import FaultServer
+from papersift.testing.sim import SimEndpoint
 
 # Keyed tables and their keys: a key stored twice is a duplicate.
 KEYS = {
@@ -124,7 +124,7 @@ def duplicates(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return found
 
 
-def account(db: Path, server: FaultServer, run_id: str, *, max_attempts: int,
+def account(db: Path, server: SimEndpoint, run_id: str, *, max_attempts: int,
             max_reasks: int) -> Accounting:
     """Check run ``run_id`` in ``db`` against everything ``server`` served."""
     result = Accounting()

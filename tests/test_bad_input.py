@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 from papersift.extract.domain.ingest import paper_id_for
 from papersift.extract.interface.cli import cli
-from papersift.testing.faultserver import FaultServer, running
+from papersift.testing.sim import SimEndpoint, fault_profile, running
 from tests.badinput import COMMITTED, CRLF_ABSTRACT, UTF16_ABSTRACT, write_generated
 from tests.conftest import CORPUS, stored_rows
 
@@ -24,18 +24,18 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture
-def server() -> FaultServer:
-    with running() as started:
+def server() -> SimEndpoint:
+    with running(fault_profile()) as started:
         yield started  # type: ignore[misc]
 
 
-def _run(server: FaultServer, db: Path, *inputs: Path | str) -> Result:
+def _run(server: SimEndpoint, db: Path, *inputs: Path | str) -> Result:
     return CliRunner().invoke(cli, ["run", *map(str, inputs), "--db", str(db),
                                     "--base-url", server.base_url, "--model", "fault-server"])
 
 
 def test_every_bad_input_is_named_and_the_good_ones_go_through(
-    tmp_path: Path, generated: dict[str, Path], server: FaultServer
+    tmp_path: Path, generated: dict[str, Path], server: SimEndpoint
 ) -> None:
     db = tmp_path / "w.duckdb"
     missing = tmp_path / "missing.txt"
@@ -87,7 +87,7 @@ def test_every_bad_input_is_named_and_the_good_ones_go_through(
 @pytest.mark.parametrize("name", ["empty.txt", "title_only.txt", "binary.txt", "latin1.txt",
                                   "no_abstract.csv", "missing.txt", "tiny"])
 def test_nothing_to_process_exits_non_zero(name: str, tmp_path: Path,
-                                           server: FaultServer) -> None:
+                                           server: SimEndpoint) -> None:
     path = COMMITTED / name
     if name == "missing.txt":
         path = tmp_path / name
@@ -102,7 +102,7 @@ def test_nothing_to_process_exits_non_zero(name: str, tmp_path: Path,
 
 @pytest.mark.parametrize("name", ["utf16_bom", "crlf"])
 def test_accepted_encodings_exit_zero(name: str, tmp_path: Path, generated: dict[str, Path],
-                                      server: FaultServer) -> None:
+                                      server: SimEndpoint) -> None:
     result = _run(server, tmp_path / "w.duckdb", generated[name])
     assert result.exit_code == 0, result.output
     assert "1 abstracts: 1 extracted" in result.output

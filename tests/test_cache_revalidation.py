@@ -15,7 +15,7 @@ from papersift.extract.access.llm import Endpoint
 from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.schemas import PaperDraft
-from papersift.testing.faultserver import FaultConfig, running
+from papersift.testing.sim import fault_profile, running
 from tests.conftest import CORPUS
 
 names = st.one_of(st.text(max_size=12), st.sampled_from(["", " ", "\t", "\ud800", "a\x00"]))
@@ -46,7 +46,7 @@ def test_a_cached_answer_that_no_longer_validates_is_asked_again(tmp_path: Path)
     path = tmp_path / "five.txt"
     path.write_text("\n\n".join(texts) + "\n", encoding="utf-8")
     db = tmp_path / "w.duckdb"
-    with running(FaultConfig()) as server:
+    with running(fault_profile()) as server:
         endpoint = Endpoint(base_url=server.base_url, model="fault", mode="json")
         settings_ = RunSettings(db=db)
         run_inputs([str(path)], settings_, endpoint=endpoint)

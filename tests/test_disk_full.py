@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from papersift.testing.faultserver import FaultConfig, running
+from papersift.testing.sim import fault_profile, running
 from tests.conftest import CORPUS
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
@@ -53,7 +53,7 @@ def _one_clear_message(done: subprocess.CompletedProcess[str], file: Path) -> st
 
 def test_a_full_disk_is_one_message_and_a_rerun_elsewhere_loses_nothing(
         tiny: Path, tmp_path: Path) -> None:
-    with running(FaultConfig()) as server:
+    with running(fault_profile()) as server:
         endpoint = ["--base-url", server.base_url, "--model", "fault"]
         full = _papersift(["run", str(CORPUS), "--db", str(tiny / "w.duckdb"), *endpoint])
         message = _one_clear_message(full, tiny / "w.duckdb")

@@ -18,7 +18,7 @@ from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.pipeline import RunSummary
 from papersift.testing.drafts import HOSTILE_DRAFTS, hostile_answer
-from papersift.testing.faultserver import FaultConfig, FaultServer, running
+from papersift.testing.sim import SimConfig, SimEndpoint, fault_profile, running
 from tests.conftest import CORPUS, stored_rows
 
 pytestmark = pytest.mark.usefixtures("quiet_instructor")
@@ -30,7 +30,7 @@ RETRY_AFTERS = ["1e9", "100000", "-5", "soon", "nan", "inf", "0", "0.2",
 LIMITS = ["0.000001", "-1", "nan", "1e999", "abc", "100000"]
 
 
-def _config(texts: list[str], seed: int) -> FaultConfig:
+def _config(texts: list[str], seed: int) -> SimConfig:
     """Each abstract gets a hostile draft kind, and sometimes a 429 with an absurd header."""
     rng = random.Random(seed)
     kind = {text: rng.choice(HOSTILE_DRAFTS) for text in texts}
@@ -45,11 +45,11 @@ def _config(texts: list[str], seed: int) -> FaultConfig:
                 "x-ratelimit-limit-tokens": rng.choice(LIMITS),
                 "retry-after": retry_after}
 
-    return FaultConfig(rules=[rule], retry_after=retry_after, headers=headers,
+    return fault_profile(rules=[rule], retry_after=retry_after, headers=headers,
                        answer=lambda abstract: hostile_answer(kind[abstract], abstract))
 
 
-def _run(path: Path, db: Path, server: FaultServer) -> tuple[RunSummary, float]:
+def _run(path: Path, db: Path, server: SimEndpoint) -> tuple[RunSummary, float]:
     endpoint = Endpoint(base_url=server.base_url, model="chaos", mode="json", timeout_s=5.0)
     started = time.monotonic()
     _, summary = run_inputs([str(path)], RunSettings(db=db, retry=POLICY, max_reasks=1,
@@ -90,7 +90,7 @@ def test_a_wait_past_the_budget_fails_the_paper_at_once(tmp_path: Path, asked: s
     path = tmp_path / "corpus.txt"
     path.write_text("\n\n".join(texts) + "\n", encoding="utf-8")
     db = tmp_path / "w.duckdb"
-    config = FaultConfig(rules=[lambda _abstract, _n: "rate_limit"], retry_after=asked)
+    config = fault_profile(rules=[lambda _abstract, _n: "rate_limit"], retry_after=asked)
     with running(config) as server:
         summary, seconds = _run(path, db, server)
         seen = len(server.log)

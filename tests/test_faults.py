@@ -1,4 +1,4 @@
-"""Runs against the fault-injecting server (papersift/testing/faultserver.py, hand-written,
+"""Runs against the fake OpenAI server with faults (papersift/testing/sim, hand-written,
 real HTTP on loopback): each fault survived or failed with its own reason, a 30% fault
 rate loses and doubles nothing, Retry-After is honoured."""
 
@@ -15,7 +15,7 @@ from papersift.extract.domain.ingest import ingest, paper_id_for
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.pipeline import RunSummary
 from papersift.testing.faultcheck import account, variant_corpus
-from papersift.testing.faultserver import FAULTS, FaultConfig, FaultServer, Rule, running
+from papersift.testing.sim import FAULTS, Rule, SimEndpoint, fault_profile, running
 from tests.conftest import CORPUS, stored_rows
 
 MAX_ATTEMPTS = 3
@@ -34,7 +34,7 @@ def quiet_instructor() -> Iterator[None]:
     logger.setLevel(level)
 
 
-def _run(inputs: list[str], db: Path, server: FaultServer, **settings: object) -> RunSummary:
+def _run(inputs: list[str], db: Path, server: SimEndpoint, **settings: object) -> RunSummary:
     endpoint = Endpoint(base_url=server.base_url, model="fault-server", mode="json",
                         timeout_s=TIMEOUT_S)
     values: dict[str, object] = {"retry": POLICY, "max_reasks": MAX_REASKS, **settings}
@@ -59,7 +59,7 @@ def _one_fault_per_abstract(folder: Path, every_request: bool) -> tuple[list[str
 def test_each_fault_once_is_survived_except_length(tmp_path: Path) -> None:
     inputs, rule = _one_fault_per_abstract(tmp_path, every_request=False)
     db = tmp_path / "w.duckdb"
-    with running(FaultConfig(rules=[rule], retry_after="0", hang_s=1.0)) as server:
+    with running(fault_profile(rules=[rule], retry_after="0", hang_s=1.0)) as server:
         summary = _run(inputs, db, server)
         accounting = account(db, server, summary.run_id, max_attempts=MAX_ATTEMPTS,
                              max_reasks=MAX_REASKS)
@@ -76,7 +76,7 @@ def test_each_fault_once_is_survived_except_length(tmp_path: Path) -> None:
 def test_each_fault_every_time_fails_with_its_own_reason(tmp_path: Path) -> None:
     inputs, rule = _one_fault_per_abstract(tmp_path, every_request=True)
     db = tmp_path / "w.duckdb"
-    with running(FaultConfig(rules=[rule], retry_after="0", hang_s=1.0)) as server:
+    with running(fault_profile(rules=[rule], retry_after="0", hang_s=1.0)) as server:
         summary = _run(inputs, db, server)
         requests = {fault: len(server.requests_for(paper_id_for(text)))
                     for text, fault in _texts_and_faults(inputs)}
@@ -114,7 +114,7 @@ def _texts_and_faults(inputs: list[str]) -> list[tuple[str, str]]:
 def test_thirty_percent_faults_lose_and_double_nothing(tmp_path: Path) -> None:
     inputs = variant_corpus(tmp_path / "in", 150)
     db = tmp_path / "w.duckdb"
-    config = FaultConfig(rate=0.3, seed=7, retry_after="0", retry_after_ms=20, hang_s=1.0)
+    config = fault_profile(rate=0.3, seed=7, retry_after="0", retry_after_ms=20, hang_s=1.0)
     with running(config) as server:
         first = _run(inputs, db, server, concurrency=6)
         accounting = account(db, server, first.run_id, max_attempts=MAX_ATTEMPTS,
@@ -139,13 +139,13 @@ def test_retry_after_is_honoured(tmp_path: Path) -> None:
 
     db = tmp_path / "w.duckdb"
     # Seconds only: the client's own backoff here is 0.01 s, far shorter than asked.
-    with running(FaultConfig(rules=[twice_limited], retry_after="0.4")) as server:
+    with running(fault_profile(rules=[twice_limited], retry_after="0.4")) as server:
         _run(inputs, db, server, concurrency=11)
         gaps = server.retry_after_gaps()
     assert len(gaps) == 2 * 11
     assert all(gap >= 0.4 for _, gap in gaps), gaps
     # retry-after-ms is preferred to Retry-After when both are sent (OpenAI sends both).
-    with running(FaultConfig(rules=[twice_limited], retry_after="30",
+    with running(fault_profile(rules=[twice_limited], retry_after="30",
                              retry_after_ms=150)) as server:
         _run(inputs, tmp_path / "w2.duckdb", server, concurrency=11)
         gaps = server.retry_after_gaps()
@@ -166,7 +166,7 @@ def test_an_empty_last_body_leaves_the_last_real_answer_to_decide(tmp_path: Path
         return served[abstract][n - 1]
 
     db = tmp_path / "w.duckdb"
-    with running(FaultConfig(rules=[rule])) as server:
+    with running(fault_profile(rules=[rule])) as server:
         summary = _run([str(path)], db, server)
         accounting = account(db, server, summary.run_id, max_attempts=MAX_ATTEMPTS,
                              max_reasks=MAX_REASKS)

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 
 from papersift.extract.domain.ingest import ingest
-from papersift.testing.faultserver import FaultConfig, running
+from papersift.testing.sim import fault_profile, running
 from tests.conftest import CORPUS
 from tests.hostile import generate
 
@@ -44,7 +44,7 @@ def test_hostile_records_never_stop_a_run(tmp_path: Path) -> None:
     good = {paper.paper_id for paper in ingest([CORPUS]).papers}
     db = tmp_path / "w.duckdb"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PAPERSIFT_"))}
-    with running(FaultConfig()) as server:
+    with running(fault_profile()) as server:
         done = subprocess.run(
             [str(PAPERSIFT), "run", str(inputs), "--db", str(db), "--base-url",
              server.base_url, "--model", "fault", "--concurrency", "8"],

@@ -15,7 +15,7 @@ from papersift.extract.domain.attributes import ground_phrase
 from papersift.extract.domain.ingest import paper_id_for
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.schemas import PaperDraft
-from papersift.testing.faultserver import FaultConfig, running
+from papersift.testing.sim import fault_profile, running
 from tests.conftest import stored_rows
 
 ABSTRACT = ("We study sparse routing for mixture-of-experts language models. We propose "
@@ -70,7 +70,7 @@ def test_an_obedient_draft_does_not_store_invented_attributes_as_aligned(tmp_pat
     source = tmp_path / "papers.jsonl"
     source.write_text(json.dumps({"abstract": ABSTRACT}) + "\n", encoding="utf-8")
     db = tmp_path / "w.duckdb"
-    with running(FaultConfig(answer=lambda _abstract: OBEDIENT_DRAFT)) as server:
+    with running(fault_profile(answer=lambda _abstract: OBEDIENT_DRAFT)) as server:
         run_inputs([str(source)],
                    RunSettings(db=db, max_reasks=1, retry=RetryPolicy(max_attempts=1)),
                    endpoint=Endpoint(base_url=server.base_url, model="obedient", mode="json"))

@@ -19,7 +19,7 @@ from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.prompts import load_prompt
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.testing.drafts import valid_answer
-from papersift.testing.faultserver import FaultConfig, FaultServer, running
+from papersift.testing.sim import SimEndpoint, fault_profile, running
 from tests.conftest import CORPUS, stored_rows
 
 pytestmark = pytest.mark.usefixtures("quiet_instructor")
@@ -66,9 +66,9 @@ def _write(folder: Path, texts: list[str]) -> str:
     return str(path)
 
 
-def _run(folder: Path, texts: list[str], mode: str = "json") -> tuple[Path, FaultServer]:
+def _run(folder: Path, texts: list[str], mode: str = "json") -> tuple[Path, SimEndpoint]:
     db = folder / "w.duckdb"
-    with running(FaultConfig(answer=obey, keep_bodies=True)) as server:
+    with running(fault_profile(answer=obey, keep_bodies=True)) as server:
         endpoint = Endpoint(base_url=server.base_url, model="obedient", mode=mode)
         run_inputs([_write(folder, texts)],
                    RunSettings(db=db, max_reasks=2, retry=RetryPolicy(max_attempts=1)),
@@ -77,12 +77,12 @@ def _run(folder: Path, texts: list[str], mode: str = "json") -> tuple[Path, Faul
 
 
 @pytest.fixture(scope="module")
-def injected_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, FaultServer]:
+def injected_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SimEndpoint]:
     return _run(tmp_path_factory.mktemp("injected"), [*NORMAL, *INJECTED])
 
 
 def test_the_abstract_is_delimited_data_in_the_user_message(
-    injected_run: tuple[Path, FaultServer]
+    injected_run: tuple[Path, SimEndpoint]
 ) -> None:
     _, server = injected_run
     prompt = load_prompt()
@@ -104,7 +104,7 @@ def test_the_abstract_is_delimited_data_in_the_user_message(
     assert received == {*NORMAL, *INJECTED}
 
 
-def test_fabricated_items_are_flagged_or_refused(injected_run: tuple[Path, FaultServer]) -> None:
+def test_fabricated_items_are_flagged_or_refused(injected_run: tuple[Path, SimEndpoint]) -> None:
     db, _ = injected_run
     injected_ids = {paper_id_for(text) for text in INJECTED}
     outcomes = dict(stored_rows(db, "SELECT r.paper_id, coalesce(f.reason, r.outcome) FROM "
@@ -146,7 +146,7 @@ def test_fabricated_items_are_flagged_or_refused(injected_run: tuple[Path, Fault
 
 
 def test_other_papers_rows_are_what_they_are_without_the_injections(
-    injected_run: tuple[Path, FaultServer], tmp_path: Path
+    injected_run: tuple[Path, SimEndpoint], tmp_path: Path
 ) -> None:
     db, _ = injected_run
     clean_db, _ = _run(tmp_path, list(NORMAL))

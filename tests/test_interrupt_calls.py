@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from papersift.testing.faultserver import FaultConfig, running
+from papersift.testing.sim import fault_profile, running
 from tests.conftest import CORPUS
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
@@ -23,7 +23,7 @@ PAPERSIFT = Path(sys.executable).parent / "papersift"
 def test_requests_in_flight_at_ctrl_c_are_calls_rows(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PAPERSIFT_"))}
-    with running(FaultConfig(latency_s=0.5)) as server:
+    with running(fault_profile(latency_s=0.5)) as server:
         args = [str(PAPERSIFT), "run", str(CORPUS), "--db", str(db), "--base-url",
                 server.base_url, "--model", "fault", "--concurrency", "4"]
         process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
@@ -47,7 +47,7 @@ def test_requests_in_flight_at_ctrl_c_are_calls_rows(tmp_path: Path) -> None:
         assert sum(statuses.values()) == seen, (statuses, seen)
         assert statuses.get("interrupted", 0) >= 1
         assert interrupted is not None and interrupted[0] == statuses["interrupted"]
-    with running(FaultConfig()) as fast:  # the rerun needs no slow server
+    with running(fault_profile()) as fast:  # the rerun needs no slow server
         args[args.index("--base-url") + 1] = fast.base_url
         rerun = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300,
                                check=False)

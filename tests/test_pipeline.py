@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow.parquet as pq
@@ -31,25 +32,39 @@ def _count(db: Path, sql: str) -> int:
     return int(rows[0][0])
 
 
+def _counts(db: Path, **queries: str) -> dict[str, int]:
+    """Each named count: ``tasks="count(*) FROM tasks"`` -> {"tasks": n}."""
+    return {name: _count(db, f"SELECT {query}") for name, query in queries.items()}
+
+
+def _run_asking(db: Path, requests: int, line: str, **settings: object) -> tuple[Any, Any]:
+    """A run with a fresh fake model that must make ``requests`` requests and end with
+    the summary ``line``; (ingest report, summary)."""
+    model = FakeModel()
+    report, summary = _run(db, model, **settings)
+    assert model.requests == requests
+    assert summary.line() == line  # type: ignore[attr-defined]
+    return report, summary
+
+
+# Every abstract stored once: one extraction, one task, one latest extraction.
+ONE_EACH = {"extractions": "count(*) FROM extractions",
+            "tasks": "count(*) FROM extraction_tasks",
+            "papers_with_tasks": "count(DISTINCT paper_id) FROM extraction_tasks",
+            "latest": "count(*) FROM latest_extractions"}
+
+
 def test_corpus_run_then_warm_cache_rerun(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
-    model = FakeModel()
-    report, summary = _run(db, model)
-    assert (report.files, report.occurrences, report.papers) == (4, 76, 63)  # type: ignore[attr-defined]
-    assert summary.line() == "63 abstracts: 63 extracted, 0 from cache, 0 failed"  # type: ignore[attr-defined]
-    assert model.requests == 63
+    report, _ = _run_asking(db, 63, "63 abstracts: 63 extracted, 0 from cache, 0 failed")
+    assert (report.files, report.occurrences, report.papers) == (4, 76, 63)
     assert _count(db, "SELECT count(*) FROM papers") == 63
     assert _count(db, "SELECT count(*) FROM sources") == 76
     assert _count(db, "SELECT count(*) FROM calls WHERE status = 'ok'") == 63
     assert _count(db, "SELECT count(*) FROM tasks WHERE alignment = 'exact'") == 63
 
-    again = FakeModel()
-    _, second = _run(db, again)
-    assert again.requests == 0
-    assert second.line() == "63 abstracts: 0 extracted, 63 from cache, 0 failed"  # type: ignore[attr-defined]
-    assert _count(db, "SELECT count(*) FROM extractions") == 63
-    assert _count(db, "SELECT count(*) FROM extraction_tasks") == 63
-    assert _count(db, "SELECT count(*) FROM latest_extractions") == 63
+    _run_asking(db, 0, "63 abstracts: 0 extracted, 63 from cache, 0 failed")
+    assert _counts(db, **ONE_EACH) == dict.fromkeys(ONE_EACH, 63)
     assert _count(db, "SELECT count(*) FROM runs WHERE status = 'finished'") == 2
 
     fresh = FakeModel()
@@ -67,13 +82,8 @@ def test_interrupted_run_is_consistent_and_resumes(tmp_path: Path) -> None:
     assert _count(db, "SELECT count(*) FROM extractions") == 20
     assert _count(db, "SELECT count(*) FROM llm_cache") == 20
 
-    resumed = FakeModel()
-    _, summary = _run(db, resumed)
-    assert resumed.requests == 43
-    assert summary.line() == "63 abstracts: 43 extracted, 20 from cache, 0 failed"  # type: ignore[attr-defined]
-    assert _count(db, "SELECT count(*) FROM extractions") == 63
-    assert _count(db, "SELECT count(DISTINCT paper_id) FROM extraction_tasks") == 63
-    assert _count(db, "SELECT count(*) FROM extraction_tasks") == 63
+    _run_asking(db, 43, "63 abstracts: 43 extracted, 20 from cache, 0 failed")
+    assert _counts(db, **ONE_EACH) == dict.fromkeys(ONE_EACH, 63)
 
 
 def test_concurrent_run_gets_the_same_result(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.cli import cli
-from papersift.testing.faultserver import FaultConfig, FaultServer, running
+from papersift.testing.sim import SimConfig, SimEndpoint, fault_profile, running
 from tests.conftest import CORPUS
 
 ENV_KEY = "sk-sentinel-ENV-5c1e0f-never-store-me"
@@ -27,7 +27,7 @@ KEYS = (ENV_KEY, FILE_KEY, USERINFO_KEY, QUERY_KEY)
 PAPERSIFT = Path(sys.executable).parent / "papersift"
 
 
-def _server_config(abstracts: list[str]) -> FaultConfig:
+def _server_config(abstracts: list[str]) -> SimConfig:
     refused = abstracts[1]
 
     def rule(abstract: str, n: int) -> str | None:
@@ -35,7 +35,7 @@ def _server_config(abstracts: list[str]) -> FaultConfig:
             return "unauthorized"  # 401: not retried, the failure text holds the echo
         return {1: "server_error", 2: "rate_limit"}.get(n)  # then a valid answer
 
-    return FaultConfig(rules=[rule], echo_authorization=True, echo_headers=True,
+    return fault_profile(rules=[rule], echo_authorization=True, echo_headers=True,
                        retry_after="0")
 
 
@@ -73,7 +73,7 @@ def test_sentinel_keys_land_in_no_artefact(tmp_path: Path) -> None:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PAPERSIFT_"))}
     base["OPENAI_LOG"] = "debug"  # the SDK's own request logging, to stderr
     outputs = []
-    server: FaultServer
+    server: SimEndpoint
     with running(_server_config(abstracts)) as server:
         endpoint = ["--base-url", server.base_url, "--model", "echo", "--concurrency", "4"]
         outputs.append(_papersift(

@@ -22,8 +22,8 @@ from fastapi.testclient import TestClient
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.serve import ServeConfig, ServeError, create_app
 from papersift.report.render import ASSETS
-from papersift.testing.faultserver import FaultConfig, FaultServer
 from papersift.testing.serving import copy_db, replay_config, server_process
+from papersift.testing.sim import SimEndpoint, fault_profile
 from papersift.warehouse.db import connect
 from tests.conftest import CORPUS
 
@@ -285,7 +285,7 @@ NEW_ABSTRACT = ("We study sparse retrieval for long documents. Our method, Spars
 
 
 def test_extract_one_abstract_through_the_api_against_a_fake_endpoint(db: Path) -> None:
-    with FaultServer(FaultConfig()) as fake:
+    with SimEndpoint(fault_profile()) as fake:
         endpoint = Endpoint(base_url=fake.base_url, model="fault-server", mode="json")
         with TestClient(create_app(ServeConfig(db=db, endpoint=endpoint))) as client:
             first = client.post("/api/extract", json={"abstract": NEW_ABSTRACT,
@@ -332,7 +332,7 @@ def test_background_run_reports_progress_and_stores_through_the_server(db: Path)
 
 
 def test_a_background_run_can_be_cancelled(db: Path) -> None:
-    with FaultServer(FaultConfig(latency_s=0.2)) as slow:
+    with SimEndpoint(fault_profile(latency_s=0.2)) as slow:
         endpoint = Endpoint(base_url=slow.base_url, model="fault-server", mode="json")
         with TestClient(create_app(ServeConfig(db=db, endpoint=endpoint))) as client:
             job_id = client.post("/api/runs", json={"inputs": [str(CORPUS)],

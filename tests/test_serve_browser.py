@@ -25,8 +25,8 @@ from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.interface.cli import cli
 from papersift.extract.interface.serve import ServeConfig, create_app
 from papersift.testing.corpus import recorded_endpoint
-from papersift.testing.faultserver import FaultConfig, FaultServer
 from papersift.testing.serving import copy_db, server_process
+from papersift.testing.sim import SimEndpoint, fault_profile
 from tests.conftest import CORPUS, CORPUS_RECORDING
 
 pytestmark = pytest.mark.browser
@@ -221,7 +221,7 @@ def test_review_loop_in_the_browser(browser: Any, corpus_db: Path, tmp_path: Pat
     one = tmp_path / "one.txt"
     text = sql(db, f"SELECT text FROM papers WHERE paper_id = '{gain['paper_id']}'")[0]["text"]
     one.write_text("Re-extraction\n\n" + text + "\n", encoding="utf-8")
-    with FaultServer(FaultConfig()) as other_model:
+    with SimEndpoint(fault_profile()) as other_model:
         endpoint = Endpoint(base_url=other_model.base_url, model="another-model", mode="json")
         run_inputs([str(one)], RunSettings(db=db, use_cache=False), endpoint=endpoint)
     assert sql(db, f"SELECT count(*) AS n FROM gains WHERE paper_id = '{gain['paper_id']}'"

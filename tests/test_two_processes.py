@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.cli import cli
 from papersift.testing.faultcheck import integrity
-from papersift.testing.faultserver import FaultConfig, running
+from papersift.testing.sim import fault_profile, running
 from papersift.warehouse.db import LOCK_WAIT_ENV
 from tests.conftest import CORPUS
 
@@ -30,7 +30,7 @@ def test_second_process_waits_or_says_who_holds_the_file(
     corpus = tmp_path / "three.txt"
     corpus.write_text("\n\n".join(abstracts) + "\n", encoding="utf-8")
     db = tmp_path / "shared.duckdb"
-    with running(FaultConfig(latency_s=0.7)) as server:
+    with running(fault_profile(latency_s=0.7)) as server:
         endpoint = ["--base-url", server.base_url, "--model", "fault-server"]
         holder = subprocess.Popen([str(PAPERSIFT), "run", str(corpus), "--db", str(db),
                                    *endpoint], stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -11,6 +11,7 @@ from typing import Any
 import duckdb
 
 from papersift.warehouse.db import committed
+from papersift.warehouse.rowdicts import query_dicts
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,5 @@ def _insert_paper_areas(con: duckdb.DuckDBPyConnection, run_id: str,
 
 def area_table(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """The latest areas, largest first."""
-    cursor = con.execute("SELECT area_id, label, size, terms, carried_over FROM areas "
-                         "ORDER BY size DESC, area_id")
-    columns = [d[0] for d in cursor.description or []]
-    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    return query_dicts(con, "SELECT area_id, label, size, terms, carried_over FROM areas "
+                            "ORDER BY size DESC, area_id")

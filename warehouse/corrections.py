@@ -25,6 +25,7 @@ import duckdb
 
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.warehouse.db import WarehouseError, transaction
+from papersift.warehouse.rowdicts import query_dicts
 from papersift.warehouse.store import WRITE_LOCK
 
 ITEM_TYPES = ("task", "method", "benchmark", "gain")
@@ -65,10 +66,6 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[dict[str, Any]]:
-    cursor = con.execute(sql, params or [])
-    columns = [d[0] for d in cursor.description]
-    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
 # ----------------------------------------------------------------------------- reading
@@ -79,7 +76,7 @@ def item_rows(con: duckdb.DuckDBPyConnection, item_type: str,
     """The corrected items of one type (rejected ones left out), each with ``item_type``."""
     where = "" if paper_ids is None else "WHERE list_contains($ids, paper_id)"
     params = {} if paper_ids is None else {"ids": list(paper_ids)}
-    found = _rows(con, f"SELECT * FROM {VIEWS[item_type]} {where} ORDER BY paper_id, idx",
+    found = query_dicts(con, f"SELECT * FROM {VIEWS[item_type]} {where} ORDER BY paper_id, idx",
                   params)
     for row in found:
         row["item_type"] = item_type
@@ -98,7 +95,7 @@ def versions(con: duckdb.DuckDBPyConnection,
 def rejected_items(con: duckdb.DuckDBPyConnection,
                    paper_ids: Sequence[str]) -> list[dict[str, Any]]:
     """Items a reviewer rejected (so the page can offer to restore them)."""
-    return _rows(con, """
+    return query_dicts(con, """
         SELECT s.paper_id, s.item_type, s.item_key, s.version, s.reviewer, s.note,
                coalesce(m.label, json_extract_string(a.item, '$.name'),
                         json_extract_string(a.item, '$.metric'), s.item_key) AS label
@@ -114,7 +111,7 @@ def conflicts(con: duckdb.DuckDBPyConnection,
     """Corrections whose item the latest extraction no longer contains."""
     where = "" if paper_ids is None else "WHERE list_contains($ids, paper_id)"
     params = {} if paper_ids is None else {"ids": list(paper_ids)}
-    return _rows(con, f"SELECT * FROM correction_conflicts {where} ORDER BY created", params)
+    return query_dicts(con, f"SELECT * FROM correction_conflicts {where} ORDER BY created", params)
 
 
 def list_corrections(con: duckdb.DuckDBPyConnection, paper_id: str | None = None,
@@ -124,7 +121,7 @@ def list_corrections(con: duckdb.DuckDBPyConnection, paper_id: str | None = None
     params: dict[str, Any] = {"limit": limit, "offset": offset}
     if paper_id is not None:
         params["paper"] = paper_id
-    return _rows(con, f"""
+    return query_dicts(con, f"""
         SELECT c.*, c.correction_id IN (SELECT correction_id FROM correction_conflicts)
                AS conflict
         FROM corrections c {where}
@@ -136,7 +133,7 @@ def current_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
     """The item as the views show it now (None when rejected or unknown), with its version."""
     if item_type not in VIEWS:
         raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
-    rows = _rows(con, f"SELECT * FROM {VIEWS[item_type]} WHERE paper_id = ? AND item_key = ? "
+    rows = query_dicts(con, f"SELECT * FROM {VIEWS[item_type]} WHERE paper_id = ? AND item_key = ? "
                       "ORDER BY idx LIMIT 1", [paper_id, item_key])
     if not rows:
         return None
@@ -427,7 +424,7 @@ def gold_from_corrections(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     if not ids:
         raise CorrectionError("no corrections yet: review some papers first")
     items = {kind: item_rows(con, kind, ids) for kind in ITEM_TYPES}
-    types = _rows(con, "SELECT paper_id, type FROM contribution_types "
+    types = query_dicts(con, "SELECT paper_id, type FROM contribution_types "
                        "WHERE list_contains(?, paper_id) ORDER BY idx", [ids])
     papers = []
     for paper_id in ids:

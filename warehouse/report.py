@@ -37,6 +37,7 @@ from papersift.warehouse.report_model import (
     Source,
     Versions,
 )
+from papersift.warehouse.rowdicts import query_dicts
 
 __all__ = ["CUSTOM_PREFIX", "FIELDS", "SHOWN_TEXT_CHARS", "TITLES", "Count", "Extraction",
            "GainGroup", "Item", "Overview", "PaperCard", "Price", "ReportData", "RunInfo",
@@ -49,10 +50,6 @@ def normalise_name(name: str) -> str:
     return re.sub(r"\s+", " ", name).strip().casefold()
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
-    cursor = con.execute(sql)
-    columns = [d[0] for d in cursor.description]
-    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
 def item_details(row: dict[str, Any], names: Iterable[str]) -> tuple[tuple[str, str], ...]:
@@ -109,7 +106,7 @@ def _item(kind: str, row: dict[str, Any],
 def _custom_items(con: duckdb.DuckDBPyConnection) -> dict[str, list[Item]]:
     """Items of user-defined fields, by extraction, as fields named custom-NAME."""
     items: dict[str, list[Item]] = defaultdict(list)
-    for row in _rows(con, f"SELECT * FROM {CUSTOM_VIEW} ORDER BY extraction_id, field, idx"):
+    for row in query_dicts(con, f"SELECT * FROM {CUSTOM_VIEW} ORDER BY extraction_id, field, idx"):
         items[row["extraction_id"]].append(_item(CUSTOM_PREFIX + row["field"], row))
     return items
 
@@ -129,7 +126,7 @@ def shown_text(text: str) -> str:
 
 def load_cards(con: duckdb.DuckDBPyConnection) -> list[PaperCard]:
     """Every paper, in order of first occurrence, with its latest extraction's items."""
-    papers = _rows(con, """
+    papers = query_dicts(con, """
         SELECT p.paper_id, p.text, l.extraction_id, l.model, l.mode, l.prompt_version,
                l.schema_version, l.lenient, l.asks,
                (SELECT min(s.file || chr(0) || lpad(CAST(s.position AS VARCHAR), 9, '0'))
@@ -138,23 +135,23 @@ def load_cards(con: duckdb.DuckDBPyConnection) -> list[PaperCard]:
         ORDER BY first_place NULLS LAST, p.paper_id
     """)
     sources: dict[str, list[Source]] = defaultdict(list)
-    for row in _rows(con, "SELECT * FROM sources ORDER BY file, position"):
+    for row in query_dicts(con, "SELECT * FROM sources ORDER BY file, position"):
         sources[row["paper_id"]].append(Source(
             file=row["file"], position=row["position"], line=row["line"],
             collection=row["collection"], venue=row["venue"], year=row["year"],
             title=row["title"]))
     types: dict[str, list[str]] = defaultdict(list)
-    for row in _rows(con, "SELECT extraction_id, type FROM contribution_types ORDER BY idx"):
+    for row in query_dicts(con, "SELECT extraction_id, type FROM contribution_types ORDER BY idx"):
         types[row["extraction_id"]].append(row["type"])
     items: dict[str, list[Item]] = defaultdict(list)
     aliases = entity_aliases(con)
     for kind, spec in SHOWN_FIELDS.items():
-        for row in _rows(con, f"SELECT * FROM {spec.view} ORDER BY extraction_id, idx"):
+        for row in query_dicts(con, f"SELECT * FROM {spec.view} ORDER BY extraction_id, idx"):
             items[row["extraction_id"]].append(_item(kind, row, aliases))
     for extraction_id, custom in _custom_items(con).items():
         items[extraction_id].extend(custom)
     failures = {row["paper_id"]: f"{row['stage']} · {row['reason']}: {row['detail'] or ''}"
-                for row in _rows(con, """
+                for row in query_dicts(con, """
         SELECT paper_id, stage, reason, detail FROM failures WHERE paper_id IS NOT NULL
         QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY created DESC) = 1
     """)}
@@ -179,7 +176,7 @@ def load_cards(con: duckdb.DuckDBPyConnection) -> list[PaperCard]:
 
 def load_runs(con: duckdb.DuckDBPyConnection) -> list[RunInfo]:
     """Every run, oldest first, with the HTTP requests and re-asks it made."""
-    rows = _rows(con, """
+    rows = query_dicts(con, """
         SELECT r.*, json_extract_string(r.params, '$.kind') AS kind,
                (SELECT count(*) FROM calls c WHERE c.run_id = r.run_id) AS requests,
                (SELECT count(*) FROM calls c WHERE c.run_id = r.run_id AND c.ask > 1) AS reasks

@@ -9,6 +9,7 @@ from typing import Any
 import duckdb
 
 from papersift.warehouse.corrections import VIEWS, CorrectionError
+from papersift.warehouse.rowdicts import cursor_dicts, query_dicts
 
 
 def item_page(con: duckdb.DuckDBPyConnection, item_type: str, *,
@@ -25,18 +26,14 @@ def item_page(con: duckdb.DuckDBPyConnection, item_type: str, *,
     cursor = con.execute(f"SELECT * FROM {VIEWS[item_type]} WHERE {where} "
                          "ORDER BY paper_id, idx LIMIT $limit OFFSET $offset",
                          {**params, "limit": int(limit), "offset": int(offset)})
-    columns = [d[0] for d in cursor.description]
-    rows = [dict(zip(columns, row, strict=True)) | {"item_type": item_type}
-            for row in cursor.fetchall()]
+    rows = [row | {"item_type": item_type} for row in cursor_dicts(cursor)]
     return (int(total[0]) if total else 0), rows
 
 
 def recent_runs(con: duckdb.DuckDBPyConnection, limit: int = 100) -> list[dict[str, Any]]:
     """The latest runs, newest first, without their (long) params and inputs."""
-    cursor = con.execute("SELECT * EXCLUDE (params, inputs) FROM runs "
-                         "ORDER BY started DESC LIMIT ?", [int(limit)])
-    columns = [d[0] for d in cursor.description]
-    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    return query_dicts(con, "SELECT * EXCLUDE (params, inputs) FROM runs "
+                            "ORDER BY started DESC LIMIT ?", [int(limit)])
 
 
 def has_corrections(con: duckdb.DuckDBPyConnection) -> bool:
@@ -50,11 +47,9 @@ def has_corrections(con: duckdb.DuckDBPyConnection) -> bool:
 
 def one_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:
     """One stored run without its params and inputs (None: no such run)."""
-    cursor = con.execute("SELECT * EXCLUDE (params, inputs) FROM runs WHERE run_id = ?",
-                         [run_id])
-    columns = [d[0] for d in cursor.description]
-    row = cursor.fetchone()
-    return None if row is None else dict(zip(columns, row, strict=True))
+    rows = query_dicts(con, "SELECT * EXCLUDE (params, inputs) FROM runs WHERE run_id = ?",
+                       [run_id])
+    return rows[0] if rows else None
 
 
 def paper_text(con: duckdb.DuckDBPyConnection, paper_id: str) -> str | None:

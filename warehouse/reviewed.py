@@ -8,6 +8,7 @@ from typing import Any
 import duckdb
 
 from papersift.warehouse.corrections import ITEM_TYPES, item_rows, reviewed_papers
+from papersift.warehouse.review_state import contribution_types
 
 
 def reviewed_extractions(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -19,11 +20,7 @@ def reviewed_extractions(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]
         return []
     texts = dict(con.execute("SELECT paper_id, text FROM papers WHERE list_contains(?, "
                              "paper_id)", [ids]).fetchall())
-    types: dict[str, list[str]] = {}
-    for paper_id, kind in con.execute(
-            "SELECT paper_id, type FROM contribution_types WHERE list_contains(?, paper_id) "
-            "ORDER BY paper_id, idx", [ids]).fetchall():
-        types.setdefault(paper_id, []).append(kind)
+    types = contribution_types(con, ids)
     items = {kind: item_rows(con, kind, ids) for kind in ITEM_TYPES}
     papers = []
     for paper_id in ids:

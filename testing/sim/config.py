@@ -1,12 +1,18 @@
-"""How the simulator (a hand-written fake endpoint) behaves: its settings, latency
-samplers and the token buckets behind its RPM / TPM limits."""
+"""How the one fake OpenAI server (hand-written, NOT a model) behaves: its settings (the
+simulator's latency, slots, limits and batches; faults, logging and answers), the
+fault-test profile, latency samplers and the token buckets behind its RPM / TPM limits."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from papersift.testing.drafts import valid_answer
+from papersift.testing.sim.faults import FAULTS, STATUS, Answer, ExtraHeaders, Rule
 
 
 @dataclass(frozen=True)
@@ -26,9 +32,28 @@ class SimConfig:
     max_batch_requests: int = 50_000  # OpenAI's limits per batch and per uploaded file
     max_file_bytes: int = 200 * 1024 * 1024
     model: str = "gpt-4o-mini-sim"
+    keep_alive: bool = True  # False: one connection per request, as an HTTP/1.0 server
+    # Faults (papersift.testing.sim.faults): rules first, then fault_rate from fault_mix.
+    fault_rate: float = 0.0
+    fault_mix: tuple[str, ...] = FAULTS
+    fault_rules: tuple[Rule, ...] = ()
+    retry_after: str = "1"  # the Retry-After header value sent with a 429 fault
+    retry_after_ms: int | None = None  # also send retry-after-ms (OpenAI's header)
+    hang_s: float = 2.0  # how long a hang lasts; set it above the client's timeout
+    log_requests: bool = False  # keep a log of every chat request (Served)
+    keep_bodies: bool = False  # ... with its JSON body
+    echo_authorization: bool = False  # error bodies repeat the Authorization header
+    echo_headers: bool = False  # error bodies repeat every request header, as JSON
+    # Valid answers: None, the simulator's draft (names, task, a number) with its usage;
+    # else this draft in a fixed hand-written body (faults.fault_completion).
+    answer: Answer | None = None
+    extra_headers: ExtraHeaders | None = None  # added to every chat answer, by fault
 
     def __post_init__(self) -> None:
         parse_latency(self.latency)
+        unknown = sorted(set(self.fault_mix) - set(FAULTS) - set(STATUS))
+        if unknown:
+            raise ValueError(f"unknown faults {unknown}: use {', '.join(FAULTS)}")
         if self.concurrency is not None and self.concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {self.concurrency}")
         for name in ("rpm", "tpm"):
@@ -37,9 +62,39 @@ class SimConfig:
                 raise ValueError(f"{name} must be positive or None, not {value}")
         if self.burst_s <= 0:
             raise ValueError(f"burst_s must be positive, not {self.burst_s}")
-        for name in ("error_rate", "batch_failure_rate"):
+        for name in ("error_rate", "batch_failure_rate", "fault_rate"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be within [0, 1]")
+
+    def as_json(self) -> dict[str, Any]:
+        """The settings a spawned server takes on its command line; callables cannot
+        cross a process boundary, so a config holding them refuses."""
+        if self.fault_rules or self.answer is not None or self.extra_headers is not None:
+            raise ValueError("rules, answers and extra headers work in this process only: "
+                             "use SimEndpoint(config), not SimEndpoint.spawn(config)")
+        values = dataclasses.asdict(self)
+        for name in ("fault_rules", "answer", "extra_headers"):
+            values.pop(name)
+        return values
+
+
+def fault_profile(*, rate: float = 0.0, mix: Sequence[str] = FAULTS,
+                  rules: Sequence[Rule] = (), seed: int = 0, retry_after: str = "1",
+                  retry_after_ms: int | None = None, hang_s: float = 2.0,
+                  latency_s: float = 0.0, echo_authorization: bool = False,
+                  echo_headers: bool = False, keep_bodies: bool = False,
+                  answer: Answer = valid_answer,
+                  headers: ExtraHeaders | None = None) -> SimConfig:
+    """The server set up for fault tests: no latency unless asked, every request logged,
+    one connection per request, and valid answers from ``answer`` (by default a draft
+    whose task is the abstract's first sentence). Rules run first, then faults at
+    ``rate`` drawn from ``mix`` with a ``seed``-ed generator."""
+    return SimConfig(latency=f"fixed:{latency_s}", seed=seed, model="fault-server",
+                     keep_alive=False, log_requests=True, fault_rate=rate,
+                     fault_mix=tuple(mix), fault_rules=tuple(rules), retry_after=retry_after,
+                     retry_after_ms=retry_after_ms, hang_s=hang_s,
+                     echo_authorization=echo_authorization, echo_headers=echo_headers,
+                     keep_bodies=keep_bodies, answer=answer, extra_headers=headers)
 
 
 def parse_latency(spec: str) -> tuple[str, tuple[float, ...]]:

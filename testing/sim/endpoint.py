@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import dataclasses
 import json
 import os
 import re
@@ -21,20 +20,24 @@ from types import TracebackType
 from typing import Any
 
 from papersift.testing.sim.config import SimConfig
+from papersift.testing.sim.faults import FAULTS, RequestLog, Served
 from papersift.testing.sim.server import serve
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent  # the source tree
 
 
 class SimEndpoint:
-    """A running simulated endpoint: in a background thread, or (``spawn``) in a separate
-    process. A context manager; ``base_url`` ends in /v1."""
+    """A running fake OpenAI server: in a background thread, or (``spawn``) in a separate
+    process. A context manager; ``base_url`` ends in /v1. In this process, with
+    ``config.log_requests``, ``log`` holds every chat request it served."""
 
     def __init__(self, config: SimConfig | None = None, host: str = "127.0.0.1",
                  port: int = 0) -> None:
         self.config = config or SimConfig()
         self.host = host
         self.port = port
+        self.requests = RequestLog(self.config.fault_rate, self.config.fault_mix,
+                                   self.config.fault_rules, self.config.seed)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -46,7 +49,7 @@ class SimEndpoint:
         endpoint = cls(config, host)
         endpoint._process = subprocess.Popen(
             [sys.executable, "-m", "papersift.testing.sim", "--host", host, "--port", "0",
-             "--config-json", json.dumps(dataclasses.asdict(endpoint.config))],
+             "--config-json", json.dumps(endpoint.config.as_json())],
             cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
         assert endpoint._process.stdout is not None
@@ -83,7 +86,7 @@ class SimEndpoint:
             self._stop = asyncio.Event()
             try:
                 loop.run_until_complete(serve(self.config, self.host, self.port, ready,
-                                              self._stop))
+                                              self._stop, self.requests))
             except BaseException as problem:  # reported to the starting thread
                 failure.append(problem)
                 started.set()
@@ -127,6 +130,23 @@ class SimEndpoint:
                  trace: TracebackType | None) -> None:
         self.stop()
 
+    @property
+    def log(self) -> list[Served]:
+        """Every chat request served so far (with ``config.log_requests``), in order."""
+        return self.requests.snapshot()
+
+    def requests_for(self, paper_id: str) -> list[Served]:
+        return self.requests.requests_for(paper_id)
+
+    def faults_by_paper(self) -> dict[str, list[str | None]]:
+        """Each paper's served faults, in order (None: a valid answer)."""
+        return self.requests.faults_by_paper()
+
+    def retry_after_gaps(self) -> list[tuple[float, float]]:
+        """(asked seconds, measured gap) for every 429 fault followed by another request
+        for the same paper."""
+        return self.requests.retry_after_gaps()
+
     def _call(self, method: str, path: str) -> dict[str, Any]:
         request = urllib.request.Request(self.root_url + path, method=method, data=(
             b"" if method == "POST" else None))
@@ -142,6 +162,13 @@ class SimEndpoint:
     def reset(self) -> None:
         """Forget counters, limits' state, files and batches (POST /sim/reset)."""
         self._call("POST", "/sim/reset")
+
+
+@contextlib.contextmanager
+def running(config: SimConfig | None = None) -> Iterator[SimEndpoint]:
+    """A server started in this process (a thread), stopped when the block ends."""
+    with SimEndpoint(config) as server:
+        yield server
 
 
 # --------------------------------------------------------------------------- self-test
@@ -206,7 +233,9 @@ def selftest(requests: int = 2000, connections: int = 256, latency: str = "fixed
 
 def _config_from(args: argparse.Namespace) -> SimConfig:
     if args.config_json:
-        return SimConfig(**json.loads(args.config_json))
+        values = json.loads(args.config_json)
+        values["fault_mix"] = tuple(values.get("fault_mix", FAULTS))
+        return SimConfig(**values)
     return SimConfig(latency=args.latency, seconds_per_token=args.seconds_per_token,
                      concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm,
                      burst_s=args.burst_s, seed=args.seed, error_rate=args.error_rate,

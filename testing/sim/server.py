@@ -1,5 +1,5 @@
-"""The simulator's state and routes (a hand-written fake OpenAI endpoint): chat
-completions under latency, slots and RPM / TPM limits, files and batches."""
+"""The one fake OpenAI server's state and routes (hand-written, NOT a model): chat
+completions under latency, slots and RPM / TPM limits, with faults; files and batches."""
 
 from __future__ import annotations
 
@@ -12,9 +12,15 @@ import random
 import time
 from typing import Any
 
-from papersift.testing.bodies import error_body
+from papersift.testing.bodies import error_body, first_user_abstract
 from papersift.testing.sim.answers import bad_chat_request, completion_for
 from papersift.testing.sim.config import SimConfig, TokenBucket, reset_text, sampler
+from papersift.testing.sim.faults import (
+    RequestLog,
+    Served,
+    configured_answer,
+    seconds_asked,
+)
 from papersift.testing.sim.tokens import rate_cost
 from papersift.testing.sim.wire import (
     MAX_BODY_BYTES,
@@ -35,8 +41,10 @@ from papersift.testing.sim.wire import (
 class SimServer:
     """The simulated endpoint's state and routes; runs inside one asyncio loop."""
 
-    def __init__(self, config: SimConfig) -> None:
+    def __init__(self, config: SimConfig, log: RequestLog | None = None) -> None:
         self.config = config
+        self.log = log or RequestLog(config.fault_rate, config.fault_mix, config.fault_rules,
+                                     config.seed)
         self.reset()
 
     def reset(self) -> None:
@@ -68,6 +76,9 @@ class SimServer:
                 if request.method != "POST":
                     return error_response(405, "use POST")
                 return await self.chat(request)
+            if request.method == "GET" and path in ("/v1/models", "/models"):
+                return json_response(200, {"object": "list", "data": [
+                    {"id": self.config.model, "object": "model"}]})
             if path == "/sim/stats":
                 return json_response(200, self.stats.as_json())
             if path == "/sim/reset" and request.method == "POST":
@@ -118,6 +129,13 @@ class SimServer:
             self._count(429)
             return limited
         headers = self._limit_headers(now)
+        abstract, paper_id, fault = None, None, None
+        config = self.config
+        if config.log_requests or config.fault_rate or config.fault_rules:
+            abstract = first_user_abstract(body)
+            paper_id, fault = self.log.choose(abstract)
+            if config.log_requests:
+                self._log(paper_id, fault, request, body)
         if self.slots is not None:
             stats.queued += 1
             stats.max_queued = max(stats.max_queued, stats.queued)
@@ -127,8 +145,9 @@ class SimServer:
             stats.in_flight += 1
             stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
             failed = self.config.error_rate > 0 and self.rng.random() < self.config.error_rate
-            answer = completion_for(body, self.config.model, int(wall))
-            tokens = answer["usage"]["completion_tokens"]
+            answer = completion_for(body, self.config.model, int(wall)) \
+                if self.config.answer is None else None
+            tokens = answer["usage"]["completion_tokens"] if answer else 0
             delay = self.latency() + self.config.seconds_per_token * tokens
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -142,11 +161,27 @@ class SimServer:
             return Response(500, json.dumps(error_body(
                 "The server had an error while processing your request (simulated).",
                 "server_error", None)).encode(), headers=headers)
+        if answer is None or fault is not None:
+            reply = await configured_answer(self.config, fault, abstract, body,
+                                            request.headers, answer)
+            self._count(reply.status)
+            if self.config.extra_headers is not None:
+                reply.headers.update(self.config.extra_headers(fault))
+            return reply
         self._count(200)
         stats.prompt_tokens += answer["usage"]["prompt_tokens"]
         stats.completion_tokens += tokens
         headers["x-request-id"] = f"req_{answer['id'][-16:]}"
         return Response(200, json.dumps(answer).encode("utf-8"), headers=headers)
+
+    def _log(self, paper_id: str | None, fault: str | None, request: Request,
+             body: dict[str, Any]) -> None:
+        config = self.config
+        asked = seconds_asked(config.retry_after, config.retry_after_ms) \
+            if fault == "rate_limit" else None
+        self.log.record(Served(time.monotonic(), paper_id, fault, asked,
+                               request.headers.get("authorization"),
+                               body if config.keep_bodies else None))
 
     def _admit(self, body: dict[str, Any], now: float) -> Response | None:
         """None when the request fits both limits (and is charged), else its 429."""
@@ -405,7 +440,10 @@ class SimServer:
                     await write_response(writer, request, keep_alive=False)
                     break
                 response = await self.handle(request)
-                keep_alive = request.headers.get("connection", "").lower() != "close"
+                if response.drop:  # a fault: the connection ends without an answer
+                    break
+                keep_alive = self.config.keep_alive and \
+                    request.headers.get("connection", "").lower() != "close"
                 await write_response(writer, response, keep_alive=keep_alive)
                 if not keep_alive:
                     break
@@ -419,9 +457,9 @@ class SimServer:
 
 
 async def serve(config: SimConfig, host: str, port: int, ready: Any,
-                stop: asyncio.Event | None = None) -> None:
+                stop: asyncio.Event | None = None, log: RequestLog | None = None) -> None:
     """Serve until ``stop`` is set (or forever); ``ready(port)`` is called once listening."""
-    state = SimServer(config)
+    state = SimServer(config, log)
     server = await asyncio.start_server(state.serve_connection, host, port, backlog=4096,
                                         limit=MAX_BODY_BYTES)
     ready(server.sockets[0].getsockname()[1])

@@ -61,11 +61,13 @@ class Response:
     body: bytes
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
+    drop: bool = False  # close the connection without answering (a fault)
 
 
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-            409: "Conflict", 413: "Payload Too Large", 429: "Too Many Requests",
-            500: "Internal Server Error"}
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
+           405: "Method Not Allowed", 409: "Conflict", 413: "Payload Too Large",
+           429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
+           503: "Service Unavailable"}
 
 
 def json_response(status: int, value: Any, headers: dict[str, str] | None = None) -> Response:

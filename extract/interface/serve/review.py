@@ -15,13 +15,15 @@ import duckdb
 
 from papersift.extract.domain.assemble import sentence_spans
 from papersift.report.render import abstract_html
-from papersift.warehouse import corrections
+from papersift.warehouse import corrections, review_state
 from papersift.warehouse.corrections import EDITABLE, ITEM_TYPES, Mention
 from papersift.warehouse.report import Extraction, Item, PaperCard, Source, item_details
+from papersift.warehouse.review_state import SHOWS, counts, find_papers
 
+__all__ = ["SHOWS", "ReviewCard", "ReviewItem", "counts", "find_papers", "load_cards",
+           "mention_for"]
 _DETAILS = {"task": (), "method": ("expansion", "aliases"), "benchmark": ("kind",),
             "gain": ("kind", "baseline", "dataset")}
-SHOWS = ("all", "queue", "unreviewed", "flagged", "corrected", "conflicts", "reviewed")
 
 
 @dataclass(frozen=True)
@@ -90,33 +92,19 @@ def _report_item(kind: str, row: dict[str, Any]) -> Item:
                 introduced=row.get("introduced") if kind == "benchmark" else None)
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[dict[str, Any]]:
-    cursor = con.execute(sql, params or [])
-    columns = [d[0] for d in cursor.description]
-    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-
-
 def load_cards(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]) -> list[ReviewCard]:
     """The review cards of these papers, in the order given."""
     ids = list(paper_ids)
     if not ids:
         return []
-    papers = {row["paper_id"]: row for row in _rows(con, """
-        SELECT p.paper_id, p.text, l.extraction_id, l.model, l.mode, l.prompt_version,
-               l.schema_version, l.lenient, l.asks
-        FROM papers p LEFT JOIN latest_extractions l USING (paper_id)
-        WHERE list_contains(?, p.paper_id)""", [ids])}
+    papers = review_state.card_papers(con, ids)
     sources: dict[str, list[Source]] = defaultdict(list)
-    for row in _rows(con, "SELECT * FROM sources WHERE list_contains(?, paper_id) "
-                          "ORDER BY file, position", [ids]):
+    for row in review_state.paper_sources(con, ids):
         sources[row["paper_id"]].append(Source(
             file=row["file"], position=row["position"], line=row["line"],
             collection=row["collection"], venue=row["venue"], year=row["year"],
             title=row["title"]))
-    types: dict[str, list[str]] = defaultdict(list)
-    for row in _rows(con, "SELECT paper_id, type FROM contribution_types "
-                          "WHERE list_contains(?, paper_id) ORDER BY idx", [ids]):
-        types[row["paper_id"]].append(row["type"])
+    types = review_state.contribution_types(con, ids)
     versions = corrections.versions(con, ids)
     items: dict[str, list[ReviewItem]] = defaultdict(list)
     for kind in ITEM_TYPES:
@@ -144,71 +132,12 @@ def load_cards(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]) -> list
         mine = tuple(items[paper_id])
         card = PaperCard(paper_id=paper_id, text=paper["text"],
                          sources=tuple(sources[paper_id]), extraction=extraction,
-                         contribution_types=tuple(types[paper_id]),
+                         contribution_types=tuple(types.get(paper_id, ())),
                          items=tuple(item.item for item in mine))
         cards.append(ReviewCard(card=card, items=mine, rejected=tuple(rejected[paper_id]),
                                 conflicts=tuple(conflicted[paper_id]),
                                 reviewed_version=versions.get((paper_id, "paper", ""), 0)))
     return cards
-
-
-# A paper's review state, for filters and the queue.
-_STATE = """
-WITH flagged AS (
-    SELECT paper_id FROM tasks WHERE alignment = 'none' AND review IS NULL
-    UNION SELECT paper_id FROM methods WHERE alignment = 'none' AND review IS NULL
-    UNION SELECT paper_id FROM benchmarks WHERE alignment = 'none' AND review IS NULL
-    UNION SELECT paper_id FROM gains WHERE (alignment = 'none' OR value_in_evidence = false)
-                                      AND review IS NULL
-), place AS (
-    SELECT paper_id, min(file || chr(0) || lpad(CAST(position AS VARCHAR), 9, '0')) AS place
-    FROM sources GROUP BY paper_id
-)
-SELECT p.paper_id,
-       p.paper_id IN (SELECT paper_id FROM flagged) AS flagged,
-       p.paper_id IN (SELECT paper_id FROM corrections WHERE action = 'reviewed') AS reviewed,
-       p.paper_id IN (SELECT paper_id FROM corrections WHERE item_type <> 'paper') AS corrected,
-       p.paper_id IN (SELECT paper_id FROM correction_conflicts) AS conflicted,
-       pl.place
-FROM papers p LEFT JOIN place pl USING (paper_id)
-WHERE ($q IS NULL OR p.text ILIKE '%' || $q || '%' OR p.paper_id = $q)
-"""
-_WHERE = {
-    "all": "TRUE",
-    "queue": "NOT reviewed",
-    "unreviewed": "NOT reviewed",
-    "flagged": "flagged",
-    "corrected": "corrected",
-    "conflicts": "conflicted",
-    "reviewed": "reviewed",
-}
-
-
-def find_papers(con: duckdb.DuckDBPyConnection, *, q: str | None = None, show: str = "all",
-                limit: int = 20, offset: int = 0) -> tuple[int, list[str]]:
-    """(how many papers match, the ids of one page of them). ``show=queue`` orders
-    conflicts first, then papers with flagged items, then the other unreviewed ones."""
-    if show not in _WHERE:
-        raise corrections.CorrectionError(f"unknown filter {show!r}; one of {list(SHOWS)}")
-    order = ("conflicted DESC, flagged DESC, place NULLS LAST, paper_id" if show == "queue"
-             else "place NULLS LAST, paper_id")
-    params = {"q": q or None}
-    sql = f"SELECT * FROM ({_STATE}) WHERE {_WHERE[show]}"
-    total = con.execute(f"SELECT count(*) FROM ({sql})", params).fetchone()
-    rows = con.execute(f"{sql} ORDER BY {order} LIMIT {int(limit)} OFFSET {int(offset)}",
-                       params).fetchall()
-    return (int(total[0]) if total else 0), [row[0] for row in rows]
-
-
-def counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    """Papers in each filter, for the page's tabs."""
-    row = con.execute(f"""SELECT count(*), count(*) FILTER (WHERE NOT reviewed),
-        count(*) FILTER (WHERE flagged), count(*) FILTER (WHERE corrected),
-        count(*) FILTER (WHERE conflicted), count(*) FILTER (WHERE reviewed)
-        FROM ({_STATE})""", {"q": None}).fetchone()
-    values = list(row) if row else [0] * 6
-    return dict(zip(("all", "unreviewed", "flagged", "corrected", "conflicts", "reviewed"),
-                    (int(v) for v in values), strict=True))
 
 
 def mention_for(text: str, start: int, end: int, selected: str) -> Mention:
