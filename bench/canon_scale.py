@@ -146,18 +146,41 @@ def build_warehouse(db: Path, papers: int, seed: int = 0) -> dict[str, float]:
             if distinct else 0}
 
 
+class _CountingEmbedder:
+    """Wraps the real embedder to count what the embedding stage asks it to embed."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder, self.model_id = embedder, embedder.model_id
+        self.names, self.calls, self.cpu_s = 0, 0, 0.0
+
+    def embed(self, texts: Any) -> Any:
+        cpu = _cpu_seconds()
+        vectors = self.embedder.embed(texts)
+        self.names, self.calls = self.names + len(texts), self.calls + 1
+        self.cpu_s += _cpu_seconds() - cpu
+        return vectors
+
+
 def one_pass(db: Path, embeddings: bool) -> dict[str, Any]:
-    """A canonicalisation pass in this process: its wall time, peak RSS and what it did."""
-    from papersift.extract.runs.canon import CanonOptions, canonicalise
+    """A canonicalisation pass in this process: its wall time, CPU, peak RSS and what it
+    did (with embeddings: how many names the embedding stage embedded, and its CPU)."""
+    from papersift.extract.runs.canon import CanonOptions, canonicalise, load_embedder_or_note
     from papersift.warehouse import Warehouse
 
     started, cpu = time.perf_counter(), _cpu_seconds()
+    counting = None
+    if embeddings:
+        loaded, _ = load_embedder_or_note()
+        counting = _CountingEmbedder(loaded) if loaded is not None else None
     with Warehouse(db) as warehouse:
         passes = warehouse.con.execute("SELECT count(*) FROM entity_passes").fetchone()
-        summary = canonicalise(warehouse.con, CanonOptions(embeddings=embeddings))
+        summary = canonicalise(warehouse.con, CanonOptions(embeddings=embeddings),
+                               embedder=counting)
         after = warehouse.con.execute("SELECT count(*) FROM entity_passes").fetchone()
+    embedded = ({"names_embedded": counting.names, "embed_cpu_s": round(counting.cpu_s, 2)}
+                if counting is not None else {})
     return {"seconds": round(time.perf_counter() - started, 2),
-            "cpu_s": round(_cpu_seconds() - cpu, 2),
+            "cpu_s": round(_cpu_seconds() - cpu, 2), **embedded,
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "up_to_date": summary.up_to_date, "new_names": summary.new_names,
             "decisions": summary.decisions, "changed_keys": summary.changed_keys,

@@ -8,13 +8,16 @@ Synthetic papers come from bench/synth.py. Their vectors are synthetic too (embe
 bundled abstract it derives from (tests/data/corpus_vectors.npz) plus Gaussian noise,
 normalised. Queries are the 52 of bench/search/queries.json, embedded by the real model;
 latency is the SQL of `papersift search` (BM25 + cosine, fused), after the query vector;
-CPU is this process's (DuckDB's threads included), as the machine may be loaded.
+CPU is this process's (DuckDB's threads included), as the machine may be loaded. Modes
+ending ``-before`` time main's SQL from before the postings table (match_bm25 on every
+paper; every match numbered before the top 100 were kept), on the same warehouse.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import tempfile
 import time
@@ -85,55 +88,85 @@ def embedding_throughput(count: int) -> None:
           f"({len(texts) / cpu:.2f} abstracts per CPU-second)")
 
 
-def latency(sizes: list[int], query_vectors: list[tuple[str, list[float]]]) -> None:
+def latency(sizes: list[int], query_vectors: list[tuple[str, list[float]]],
+            keep: Path | None = None) -> None:
+    """Per size: build (or, with ``keep``, reuse) the warehouse and its keyword index,
+    then time every mode over the queries."""
     for size in sizes:
-        db = Path(tempfile.mkdtemp()) / f"synth{size}.duckdb"
-        started = time.perf_counter()
-        synthetic_warehouse(db, size)
-        built = time.perf_counter() - started
+        db = (keep or Path(tempfile.mkdtemp())) / f"synth{size}.duckdb"
+        wall, cpu = time.perf_counter(), _cpu_seconds()
+        reused = db.exists()
+        if not reused:
+            db.parent.mkdir(parents=True, exist_ok=True)
+            synthetic_warehouse(db, size)
+        built, built_cpu = time.perf_counter() - wall, _cpu_seconds() - cpu
+        before_index = db.stat().st_size
         con = connect(db)
         try:
-            started = time.perf_counter()
+            wall, cpu = time.perf_counter(), _cpu_seconds()
             search.ensure_keyword_index(con)
-            fts = time.perf_counter() - started
-            figures = {}
-            for mode in ("hybrid", "keyword", "vector", "vector-before"):
-                figures[mode] = _timed(con, mode, query_vectors)
+            fts, fts_cpu = time.perf_counter() - wall, _cpu_seconds() - cpu
+            index_mb = (db.stat().st_size - before_index) / 1e6
+            rows = {t: search._count(con, f"SELECT count(*) FROM fts_main_papers.{t}")
+                    for t in ("terms", "postings")}
+            figures = {mode: _timed(con, mode, query_vectors) for mode in MODES}
         finally:
             con.close()
-        size_mb = db.stat().st_size / 1e6
-        print(f"{size:>7,} papers: warehouse {built:.1f}s, fts index {fts:.1f}s, file "
-              f"{size_mb:.0f} MB; latency ms median/p95 wall, median CPU: " + ", ".join(
-                  f"{mode} {m:.0f}/{p:.0f} cpu {c:.0f}" for mode, (m, p, c) in figures.items()))
+        print(f"{size:>7,} papers: warehouse {'reused, ' if reused else ''}"
+              f"{built:.1f}s wall / {built_cpu:.1f}s CPU, "
+              f"keyword index {fts:.1f}s wall / {fts_cpu:.1f}s CPU, +{index_mb:.0f} MB "
+              f"({rows['terms']:,} tokens, {rows['postings']:,} postings), file "
+              f"{db.stat().st_size / 1e6:.0f} MB")
+        for mode, (median, p95, cpu_median, cpu_p95) in figures.items():
+            print(f"    {mode:<15} median/p95 {median:6.0f}/{p95:6.0f} ms wall, "
+                  f"CPU {cpu_median:6.0f}/{cpu_p95:6.0f} ms")
+        if keep is None:
+            db.unlink()
 
 
-# main's vector ranking before this branch: the join to papers carried every vector
-_VECTOR_RANKING_BEFORE = """
+MODES = ("hybrid", "keyword", "vector", "hybrid-before", "keyword-before", "vector-before")
+# main's rankings before this branch (cbb1f16): the extension's match_bm25 on every
+# allowed paper, and each ranking numbered in full before its top $depth were kept
+_BEFORE = {
+    "_KEYWORD_RANKING": """
+    SELECT paper_id, bm25, row_number() OVER (ORDER BY bm25 DESC, paper_id) AS kw_rank
+    FROM (SELECT paper_id, fts_main_papers.match_bm25(paper_id, $query) AS bm25 FROM allowed)
+    WHERE bm25 IS NOT NULL ORDER BY bm25 DESC LIMIT $depth""",
+    "_VECTOR_RANKING": """
     SELECT paper_id, cosine, row_number() OVER (ORDER BY cosine DESC, paper_id) AS vec_rank
-    FROM (SELECT a.paper_id, array_cosine_similarity(e.vector, $vector::FLOAT[384]) AS cosine
-          FROM allowed a JOIN embeddings e ON e.text_sha256 = a.text_sha256
-          AND e.model_id = $model_id)
-    ORDER BY cosine DESC LIMIT $depth"""
+    FROM (SELECT a.paper_id, s.cosine FROM allowed a JOIN """ + search._SCORED.format(
+        vector="$vector", model="$model_id") + """ s ON s.text_sha256 = a.text_sha256)
+    ORDER BY cosine DESC LIMIT $depth"""}
+_BEFORE["_KEYWORD_RANKING_ALL"] = _BEFORE["_KEYWORD_RANKING"]
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU of this process, DuckDB's threads included."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _timed(con: Any, mode: str, query_vectors: list[tuple[str, list[float]]]
-           ) -> tuple[float, float, float]:
-    """(median ms, p95 ms, median CPU ms) of one search mode over the queries; the mode
-    ``vector-before`` runs the vector ranking as main wrote it."""
-    current = search._VECTOR_RANKING
-    if mode == "vector-before":
-        search._VECTOR_RANKING = _VECTOR_RANKING_BEFORE
+           ) -> tuple[float, float, float, float]:
+    """(median ms, p95 ms, median CPU ms, p95 CPU ms) of one search mode over the queries;
+    a mode ending ``-before`` runs main's SQL from before this branch."""
+    current = {name: getattr(search, name) for name in _BEFORE}
+    if mode.endswith("-before"):
+        for name, sql in _BEFORE.items():
+            setattr(search, name, sql)
     try:
         times, cpus = [], []
         for query, vector in query_vectors:
-            started, cpu = time.perf_counter(), time.process_time()
+            started, cpu = time.perf_counter(), _cpu_seconds()
             search.rank(con, query, vector, MODEL_ID, mode=mode.partition("-")[0],
                         limit=10)
             times.append((time.perf_counter() - started) * 1000)
-            cpus.append((time.process_time() - cpu) * 1000)
+            cpus.append((_cpu_seconds() - cpu) * 1000)
     finally:
-        search._VECTOR_RANKING = current
-    return statistics.median(times), _percentile(times, 0.95), statistics.median(cpus)
+        for name, sql in current.items():
+            setattr(search, name, sql)
+    return (statistics.median(times), _percentile(times, 0.95), statistics.median(cpus),
+            _percentile(cpus, 0.95))
 
 
 def report_figures(count: int) -> None:
@@ -180,6 +213,10 @@ def main() -> None:
     parser.add_argument("--embed", type=int, default=16, help="abstracts to embed (0: skip)")
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--report", type=int, default=2000, help="papers (0: skip)")
+    parser.add_argument("--keep", type=Path, help="keep the warehouses in this folder, "
+                        "and reuse those already there (their build is not timed again)")
+    parser.add_argument("--queries", type=int, default=0,
+                        help="time only the first N of the 52 queries (0: all)")
     args = parser.parse_args()
     if args.embed:
         embedding_throughput(args.embed)
@@ -187,8 +224,10 @@ def main() -> None:
     if sizes:
         embedder = load_embedder()
         queries = [q["q"] for q in json.loads(QUERIES.read_text(encoding="utf-8"))["queries"]]
+        queries = queries[:args.queries or None]
         vectors = embedder.embed(queries)
-        latency(sizes, [(q, v.tolist()) for q, v in zip(queries, vectors, strict=True)])
+        latency(sizes, [(q, v.tolist()) for q, v in zip(queries, vectors, strict=True)],
+                args.keep)
     if args.report:
         report_figures(args.report)
 

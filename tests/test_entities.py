@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from papersift.extract.domain.entities.acronyms import long_form, stated_pairs
-from papersift.extract.domain.entities.normalise import clean, guard, name_key
+from papersift.extract.domain.entities.normalise import clean, guard, name_key, tokens
 from papersift.extract.domain.entities.resolve import Decision, Name, resolve
 from papersift.extract.domain.entities.stages import (
     abstract_wins,
@@ -49,6 +49,14 @@ def test_guard_lets_reorderings_through() -> None:
     assert guard("image classification", "classification of images", "task") is None
     assert "numbers" in (guard("CIFAR-10", "CIFAR-100") or "")
     assert "adds pro" in (guard("MMLU", "MMLU-Pro") or "")
+
+
+def test_remembered_tokens_come_back_unchanged_after_a_caller_edits_them() -> None:
+    first = tokens("ImageNet-1K v2", "benchmark")
+    expected = list(first)
+    first.append("changed")
+    assert tokens("ImageNet-1K v2", "benchmark") == expected
+    assert name_key("ImageNet-1K v2") == name_key("imagenet 1k v2", "benchmark")
 
 
 def test_clean_strips_markup_and_odd_dashes() -> None:

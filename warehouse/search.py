@@ -130,18 +130,31 @@ def ensure_keyword_index(con: duckdb.DuckDBPyConnection) -> bool:
     load_fts(con)
     papers, fingerprint = _fingerprint(con)
     last = con.execute("SELECT fingerprint FROM fts_builds ORDER BY built DESC LIMIT 1").fetchone()
-    exists = _count(con, "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = "
-                    "'fts_main_papers'") > 0
+    exists = _count(con, "SELECT count(*) FROM duckdb_tables() WHERE schema_name = "
+                    "'fts_main_papers' AND table_name = 'postings'") > 0
     if exists and last is not None and last[0] == fingerprint:
         return False
     started = time.perf_counter()
     con.execute("PRAGMA create_fts_index('papers', 'paper_id', 'text', overwrite = 1)")
+    _build_postings(con)
     con.execute("INSERT INTO fts_builds VALUES (?, ?, ?, ?)",
                 [datetime.now(UTC).replace(tzinfo=None), papers, fingerprint,
                  time.perf_counter() - started])
     # the index is DDL: checkpoint so it never waits in the WAL (README, "Nothing lost")
     con.execute("CHECKPOINT")
     return True
+
+
+def _build_postings(con: duckdb.DuckDBPyConnection) -> None:
+    """One row per (term, paper) with its term frequency and the paper's length, sorted
+    by term, beside the fts tables (``overwrite`` drops it with them). A query reads only
+    its terms' rows (the sort lets DuckDB skip the rest) instead of every token of the
+    collection, as the extension's ``match_bm25`` does for each paper."""
+    con.execute("""
+        CREATE OR REPLACE TABLE fts_main_papers.postings AS
+        SELECT t.termid, t.docid, count(*) AS tf, any_value(d.len) AS len
+        FROM fts_main_papers.terms t JOIN fts_main_papers.docs d ON d.docid = t.docid
+        GROUP BY t.termid, t.docid ORDER BY t.termid, t.docid""")
 
 
 # --- filters and search --------------------------------------------------------------
@@ -198,10 +211,35 @@ class Hit:
     fields: dict[str, Any]
 
 
+# BM25 as the fts extension's match_bm25 computes it (k = 1.2, b = 0.75, the same
+# expression term for term), over the postings of the query's terms only: 5x less CPU
+# than match_bm25 at 100k papers (bench/search_speed.py). A paper's terms are summed in
+# order of size, so papers with the same words score exactly the same and tie on
+# paper_id every time (match_bm25 sums in no fixed order: its scores move in the last
+# bits between runs). tests/test_search.py checks the scores against match_bm25's.
+_BM25 = """
+    SELECT docs.name AS paper_id, s.bm25
+    FROM (SELECT p.docid, list_sum(list_sort(list(
+                 log((((stats.num_docs - q.df) + 0.5) / (q.df + 0.5)) + 1)
+                 * ((p.tf * (1.2 + 1)) / (p.tf + (1.2 * ((1 - 0.75)
+                 + (0.75 * (p.len / stats.avgdl))))))))) AS bm25
+          FROM (SELECT termid, df FROM fts_main_papers.dict WHERE term IN (SELECT DISTINCT
+                stem(unnest(fts_main_papers.tokenize($query)), 'porter'))) q
+          JOIN fts_main_papers.postings p ON p.termid = q.termid
+          CROSS JOIN fts_main_papers.stats stats
+          GROUP BY p.docid) s
+    JOIN fts_main_papers.docs docs ON docs.docid = s.docid"""
+# Each ranking keeps its best $depth (by score, then paper_id) before numbering them,
+# so only those are sorted, not every paper that matched.
 _KEYWORD_RANKING = """
     SELECT paper_id, bm25, row_number() OVER (ORDER BY bm25 DESC, paper_id) AS kw_rank
-    FROM (SELECT paper_id, fts_main_papers.match_bm25(paper_id, $query) AS bm25 FROM allowed)
-    WHERE bm25 IS NOT NULL ORDER BY bm25 DESC LIMIT $depth"""
+    FROM (SELECT a.paper_id, b.bm25 FROM allowed a JOIN (""" + _BM25 + """) b
+          ON b.paper_id = a.paper_id ORDER BY b.bm25 DESC, a.paper_id LIMIT $depth)"""
+# Without filters every paper is allowed, and the index holds exactly the papers
+# (ensure_keyword_index rebuilds it when they change), so the join to papers is skipped.
+_KEYWORD_RANKING_ALL = """
+    SELECT paper_id, bm25, row_number() OVER (ORDER BY bm25 DESC, paper_id) AS kw_rank
+    FROM (""" + _BM25 + """ ORDER BY s.bm25 DESC, docs.name LIMIT $depth)"""
 # Each vector is scored before the join to papers, so only (key, score) goes through the
 # hash join, not 384 floats a row: 4-5x less CPU at 100k papers (bench/search_speed.py).
 _SCORED = """(SELECT text_sha256, array_cosine_similarity(vector, {vector}::FLOAT[384])
@@ -209,8 +247,8 @@ _SCORED = """(SELECT text_sha256, array_cosine_similarity(vector, {vector}::FLOA
 _VECTOR_RANKING = """
     SELECT paper_id, cosine, row_number() OVER (ORDER BY cosine DESC, paper_id) AS vec_rank
     FROM (SELECT a.paper_id, s.cosine FROM allowed a JOIN """ + _SCORED.format(
-        vector="$vector", model="$model_id") + """ s ON s.text_sha256 = a.text_sha256)
-    ORDER BY cosine DESC LIMIT $depth"""
+        vector="$vector", model="$model_id") + """ s ON s.text_sha256 = a.text_sha256
+          ORDER BY s.cosine DESC, a.paper_id LIMIT $depth)"""
 _NO_KEYWORD = ("SELECT NULL::VARCHAR AS paper_id, NULL::DOUBLE AS bm25, "
                "NULL::BIGINT AS kw_rank LIMIT 0")
 _NO_VECTOR = ("SELECT NULL::VARCHAR AS paper_id, NULL::FLOAT AS cosine, "
@@ -230,14 +268,16 @@ ORDER BY score DESC, paper_id LIMIT $limit
 def rank(con: duckdb.DuckDBPyConnection, query: str, vector: Sequence[float] | None,
          model_id: str | None, *, mode: str = "hybrid", filters: SearchFilters | None = None,
          limit: int = 10, depth: int = DEPTH) -> list[tuple[Any, ...]]:
-    """(paper_id, score, kw_rank, vec_rank, bm25, cosine), best first (fts must be loaded)."""
+    """(paper_id, score, kw_rank, vec_rank, bm25, cosine), best first (fts loaded and the
+    keyword index current: ensure_keyword_index)."""
     if mode not in MODES:
         raise WarehouseError(f"unknown search mode {mode!r}: one of {', '.join(MODES)}")
     use_keyword = mode != "vector"
     use_vector = mode != "keyword" and vector is not None
     where, where_params = (filters or SearchFilters()).where()
+    keyword = _KEYWORD_RANKING if where_params or where != "TRUE" else _KEYWORD_RANKING_ALL
     sql = _RANKINGS.format(where=_positional_to_named(where, len(where_params)),
-                           keyword=_KEYWORD_RANKING if use_keyword else _NO_KEYWORD,
+                           keyword=keyword if use_keyword else _NO_KEYWORD,
                            vector=_VECTOR_RANKING if use_vector else _NO_VECTOR)
     params: dict[str, Any] = {"rrf_k": RRF_K, "limit": limit}
     if use_keyword:
@@ -378,12 +418,15 @@ def prepare_sql(con: duckdb.DuckDBPyConnection,
             ORDER BY cosine DESC LIMIT {DEPTH}"""
     else:
         vector_rank = "SELECT NULL::VARCHAR AS paper_id, NULL::BIGINT AS vec_rank LIMIT 0"
+    scored = ("SELECT paper_id, fts_main_papers.match_bm25(paper_id, q) AS bm25 FROM papers"
+              if _count(con, "SELECT count(*) FROM duckdb_tables() WHERE schema_name = "
+                        "'fts_main_papers' AND table_name = 'postings'") == 0
+              else _BM25.replace("$query", "q"))  # an index built before the postings
     con.execute(f"""
         CREATE OR REPLACE TEMP MACRO search_papers(q) AS TABLE
         WITH kw AS (
             SELECT paper_id, row_number() OVER (ORDER BY bm25 DESC, paper_id) AS kw_rank
-            FROM (SELECT paper_id, fts_main_papers.match_bm25(paper_id, q) AS bm25 FROM papers)
-            WHERE bm25 IS NOT NULL ORDER BY bm25 DESC LIMIT {DEPTH}),
+            FROM ({scored}) WHERE bm25 IS NOT NULL ORDER BY bm25 DESC LIMIT {DEPTH}),
         vec AS ({vector_rank})
         SELECT paper_id, coalesce(1.0 / ({RRF_K} + kw_rank), 0)
                          + coalesce(1.0 / ({RRF_K} + vec_rank), 0) AS score, kw_rank, vec_rank

@@ -9,6 +9,7 @@ MMLU/MMLU-Pro, SQuAD 1.1/2.0, GPT-4/GPT-4o) are never merged by similarity.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -50,10 +51,20 @@ def clean(name: str) -> str:
     return " ".join(text.split()).strip(" .,;:")
 
 
+# A pass asks for the tokens and key of the same names many times (every mention, every
+# candidate pair's guard): both are pure, so they are remembered, up to this many names.
+_CACHED_NAMES = 1 << 17
+
+
 def tokens(name: str, kind: str = "benchmark") -> list[str]:
     """Lower-case word tokens of a cleaned name; version prefixes ("v2") and ".0" endings
     dropped; for metrics, abbreviations spelled out and a trailing "on/across X" (the
-    dataset, stored apart) dropped."""
+    dataset, stored apart) dropped. A new list each call (the caller may change it)."""
+    return list(_tokens(name, kind))
+
+
+@functools.lru_cache(maxsize=_CACHED_NAMES)
+def _tokens(name: str, kind: str) -> tuple[str, ...]:
     found = []
     text = clean(name).casefold()
     if kind == "metric":
@@ -70,10 +81,10 @@ def tokens(name: str, kind: str = "benchmark") -> list[str]:
         found.append(token)
     if kind in ("metric", "task") and found and _PLURAL.search(found[-1]):
         found[-1] = found[-1][:-1]  # "speedups", "success rates": one metric
-    return found
+    return tuple(found)
 
 
-def _trim(found: list[str], kind: str) -> list[str]:
+def _trim(found: tuple[str, ...], kind: str) -> list[str]:
     neutral = _NEUTRAL_EDGES.get(kind, set())
     trimmed = list(found)
     while len(trimmed) > 1 and trimmed[0] in neutral:
@@ -83,10 +94,11 @@ def _trim(found: list[str], kind: str) -> list[str]:
     return trimmed
 
 
+@functools.lru_cache(maxsize=_CACHED_NAMES)
 def name_key(name: str, kind: str = "benchmark") -> str:
     """The normalised key: tokens joined, with a '.' kept only between two numbers
     (so "Llama 2 7B" and "Llama 27B" stay apart while "ImageNet 1K" = "ImageNet-1K")."""
-    parts = _trim(tokens(name, kind), kind)
+    parts = _trim(_tokens(name, kind), kind)
     key = ""
     for part in parts:
         if key and key[-1].isdigit() and part[0].isdigit():
@@ -95,7 +107,7 @@ def name_key(name: str, kind: str = "benchmark") -> str:
     return key
 
 
-def _versions(found: list[str]) -> list[str]:
+def _versions(found: tuple[str, ...]) -> list[str]:
     return sorted(token for token in found if _DIGIT.search(token))
 
 
@@ -106,7 +118,7 @@ def guard(a: str, b: str, kind: str = "benchmark") -> str | None:
     distinguishing word (ImageNet-C, MMLU-Pro, COCO-Stuff); a letter glued to a shared
     version (GPT-4 / GPT-4o); names that differ only in short words (ViT-B/16 / ViT-L/16,
     WMT14 En-De / En-Fr)."""
-    tokens_a, tokens_b = tokens(a, kind), tokens(b, kind)
+    tokens_a, tokens_b = _tokens(a, kind), _tokens(b, kind)
     versions_a, versions_b = _versions(tokens_a), _versions(tokens_b)
     if versions_a != versions_b:
         return f"numbers or versions differ: {versions_a or '-'} vs {versions_b or '-'}"
