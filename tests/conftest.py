@@ -5,16 +5,24 @@ in papersift.testing (ScriptedServer, ok and chat_completion are re-exported her
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from papersift.testing.bodies import chat_completion
 from papersift.testing.browser import browser_session
 from papersift.testing.corpus import CORPUS, CORPUS_RECORDING, RECORDINGS, ROOT
 from papersift.testing.mock import ScriptedServer, ok
+
+# CI runs every property test on the same examples (derandomized), so a stop lands or not
+# on its own code rather than on the draw; locally they draw new examples each run.
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("PAPERSIFT_HYPOTHESIS_PROFILE"):
+    settings.load_profile(os.environ["PAPERSIFT_HYPOTHESIS_PROFILE"])
 
 __all__ = ["CORPUS", "CORPUS_RECORDING", "RECORDINGS", "ROOT", "ScriptedServer",
            "chat_completion", "ok", "stored_rows"]

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from papersift.extract.domain.grounding import _needle, align, normalize
@@ -139,6 +139,9 @@ def test_a_reworded_quote_slices_back_to_the_same_words(
     start = min(span[0], len(words) - 1)
     chosen = words[start:start + span[1]]
     quote = spacing.join(_recased(word, case) for word in chosen)  # type: ignore[arg-type]
+    # a slice that ends inside a LaTeX control symbol ('\ ' cut to '\') is not the same
+    # words reworded: the text's '\ ' is a space, the quote's lone backslash is not
+    assume(not chosen[-1].endswith("\\"))
     found = align(quote, text)
     if quote in text:
         assert found.status == "exact"
