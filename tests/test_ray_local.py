@@ -265,5 +265,7 @@ def test_a_worker_paces_at_its_share_of_the_rate_limit(tmp_path: Path) -> None:
     assert (report.n_abstracts, report.n_extracted, report.n_failed) == (63, 63, 0)
     assert stats["by_status"] == {"200": 63}
     assert stats["rate_limited"] == {"requests": 0, "tokens": 0}
-    # 63 requests at 9.5 a second after a first burst of 9: at least 5.6 s.
-    assert stats["last_request_at"] - stats["first_request_at"] >= (63 - 10) / 9.5
+    # 63 requests at 9.5 a second after a first burst of 9: about 5.7 s; unpaced they
+    # would arrive within a fraction of a second. Two requests of slack for the first
+    # connections' set-up and the server's clock (CI measured 5.564 s against 5.579).
+    assert stats["last_request_at"] - stats["first_request_at"] >= (63 - 11) / 9.5
