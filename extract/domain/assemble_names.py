@@ -29,6 +29,8 @@ from papersift.extract.domain.name_rules import (
 from papersift.schemas import Benchmark, DraftBenchmark, Method, PaperDraft, Task
 
 MAX_METHODS = 4  # the stored schema's cap
+# A name with a parenthesis at its end: 'X (ACR)' for a method, 'LaSOT (Single-Object)'.
+_TRAILING_PARENTHESIS = re.compile(r"^(.*\S)\s*\(([^()]+)\)$")
 
 _CREATION_VERB = re.compile(
     r"\b(introduc\w*|present\w*|propos\w*|releas\w*|construct\w*|build|built|curat\w*|"
@@ -105,7 +107,7 @@ def ground_methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         if spot is None or drafted is None:
             continue
         status, start, end = spot
-        defined = re.match(r"^(.*\S)\s*\(([^()]+)\)$", text[start:end])
+        defined = _TRAILING_PARENTHESIS.match(text[start:end])
         if defined and looks_like_acronym(defined.group(2)):
             start, end = start + defined.start(2), start + defined.end(2)  # 'X (ACR)' -> ACR
         surface = text[start:end]
@@ -201,8 +203,7 @@ def _promote_parts(candidates: list[tuple[Method, Found, int]], text: str,
     for method, where, drafted_level in candidates:
         level = drafted_level
         if level == 0:
-            sentence = text[slice(*sentence_of(spans, where.start, where.end))]
-            before = sentence[:max(0, where.start - sentence_of(spans, where.start, where.end)[0])]
+            before = text[sentence_of(spans, where.start, where.end)[0]:where.start]
             if _COMPOSITION.search(before) and any(
                     whole_word(form).search(before) for m in own
                     for form in (m.name, m.expansion or "") if form) \
@@ -345,7 +346,7 @@ _SPLIT_AFTER = re.compile(r"^[ -](test|dev|val|validation)(-[A-Za-z0-9]+)?\b")
 def _benchmark_extent(text: str, start: int, end: int) -> tuple[int, int]:
     """A benchmark's name without a trailing description in parentheses ('LaSOT
     (Single-Object)' is LaSOT) and with the split written after it."""
-    described = re.match(r"^(.*\S)\s*\([^()]+\)$", text[start:end])
+    described = _TRAILING_PARENTHESIS.match(text[start:end])
     if described:
         end = start + described.end(1)
     split = _SPLIT_AFTER.match(text[end:end + 24])

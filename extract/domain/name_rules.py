@@ -73,12 +73,16 @@ def baseline_before(text: str, start: int) -> bool:
     return bool(_BASELINE_BEFORE.search(text[max(0, start - 60):start]))
 
 
+# Capitalised words and the parenthesis after them: where an abstract defines an acronym.
+_DEFINITION = re.compile(r"((?:[A-Z][\w-]*\s+){1,6})\(\s*([^()\s][^()]*?)\s*\)")
+
+
 def _defined_as(text: str, acronym: str) -> str:
     """The capitalised words the abstract defines an acronym with ('Graph Transformer
-    (GT)' for GT), or ''."""
+    (GT)' for GT), or '' (one pattern for every name: no compiling per mention)."""
     if not acronym or " " in acronym:
         return ""
-    match = re.search(r"((?:[A-Z][\w-]*\s+){1,6})\(\s*" + re.escape(acronym) + r"\s*\)", text)
+    match = next((m for m in _DEFINITION.finditer(text) if m.group(2) == acronym), None)
     return match.group(1).strip() if match else ""
 
 
