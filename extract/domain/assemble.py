@@ -36,7 +36,6 @@ from papersift.extract.domain.assemble_spans import (
     name_key,
     sentence_of,
     sentence_spans,
-    whole_word,
 )
 from papersift.extract.domain.attributes import GainAttributes
 from papersift.extract.domain.benchmark_candidates import missed_benchmarks
@@ -50,6 +49,7 @@ from papersift.extract.domain.name_rules import (
     strictly_proposed,
     title_name,
 )
+from papersift.extract.domain.wholeword import whole_word
 from papersift.schemas import Benchmark, DraftBenchmark, PaperDraft, PaperExtraction
 from papersift.schemas.paper import ContributionType
 

@@ -15,7 +15,6 @@ from papersift.extract.domain.assemble_spans import (
     name_key,
     parenthetical_after,
     sentence_of,
-    whole_word,
 )
 from papersift.extract.domain.established import established_method, known_metric
 from papersift.extract.domain.name_rules import (
@@ -26,6 +25,7 @@ from papersift.extract.domain.name_rules import (
     refused_method,
     strictly_proposed,
 )
+from papersift.extract.domain.wholeword import whole_word
 from papersift.schemas import Benchmark, DraftBenchmark, Method, PaperDraft, Task
 
 MAX_METHODS = 4  # the stored schema's cap

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from papersift.extract.domain.grounding import AlignmentStatus, align, normalize
+from papersift.extract.domain.wholeword import whole_word
 from papersift.schemas.paper import MAX_EVIDENCE_CHARS
 
 MIN_EVIDENCE_CHARS = 3
@@ -109,11 +110,6 @@ def _bounded(text: str, start: int, end: int) -> bool:
     right = text[end] if end < len(text) else " "
     return not (left.isalnum() and text[start].isalnum()) and not (
         right.isalnum() and text[end - 1].isalnum())
-
-
-def whole_word(name: str, flags: int = 0) -> re.Pattern[str]:
-    """A pattern for ``name`` not glued to letters or digits on either side."""
-    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(name) + r"(?![A-Za-z0-9])", flags)
 
 
 def find_name(name: str, text: str) -> tuple[AlignmentStatus, int, int] | None:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from papersift.extract.domain.grounding import AlignmentStatus, normalize
+from papersift.extract.domain.wholeword import whole_word
 
 _WORD = re.compile(r"[a-z0-9]+")
 _FILLER = frozenset({
@@ -37,10 +38,6 @@ def _stems(phrase: str) -> set[str]:
             if word not in _FILLER}
 
 
-def _whole(phrase: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(phrase) + r"(?![A-Za-z0-9])", flags)
-
-
 def ground_phrase(phrase: str, text: str, sentence: tuple[int, int]) -> AttributeFound:
     """Where ``phrase`` sits in the abstract: exact or case-insensitive anywhere (stored
     as the abstract writes it), else all its content words in the gain's sentence (fuzzy),
@@ -49,7 +46,7 @@ def ground_phrase(phrase: str, text: str, sentence: tuple[int, int]) -> Attribut
     if not phrase:
         return AttributeFound("none", None)
     for status, flags in (("exact", 0), ("normalized", re.I)):
-        match = _whole(phrase, flags).search(text)
+        match = whole_word(phrase, flags).search(text)
         if match:
             return AttributeFound(status, match.group())  # type: ignore[arg-type]
     wanted = normalize(phrase)

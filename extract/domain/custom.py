@@ -25,6 +25,7 @@ from papersift.extract.domain.assemble_spans import (
     sentence_of,
     sentence_spans,
 )
+from papersift.extract.domain.wholeword import whole_word
 from papersift.schemas import PaperDraft
 from papersift.schemas.fields import CustomField
 from papersift.schemas.numbers import number_spans, numbers_in
@@ -60,8 +61,7 @@ def _by_words(spec: CustomField, value: str, text: str,
     """A flag or choice, evidenced by the first sentence holding one of its words; kept
     with no evidence (alignment none, flagged) when no sentence does."""
     for word in _words_for(spec, value):
-        match = re.search(r"(?<![A-Za-z0-9])" + re.escape(word) + r"(?![A-Za-z0-9])", text,
-                          re.I)
+        match = whole_word(word, re.I).search(text)
         if match:
             evidence, found = _at(text, spans, match.start(), match.end())
             return {"value": value}, evidence, found
