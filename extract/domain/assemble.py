@@ -39,6 +39,7 @@ from papersift.extract.domain.assemble_spans import (
 )
 from papersift.extract.domain.attributes import GainAttributes
 from papersift.extract.domain.benchmark_candidates import missed_benchmarks
+from papersift.extract.domain.context_rules import background_end, resources_in_apposition
 from papersift.extract.domain.gain_candidates import missed_results
 from papersift.extract.domain.grounding import Alignment
 from papersift.extract.domain.name_rules import (
@@ -54,7 +55,7 @@ from papersift.schemas import Benchmark, DraftBenchmark, PaperDraft, PaperExtrac
 from papersift.schemas.paper import ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/16"
+ASSEMBLY_VERSION = "assemble/18"
 
 __all__ = ["ASSEMBLY_VERSION", "Assembled", "Found", "assemble", "find_name", "result_numbers",
            "sentence_spans"]
@@ -209,6 +210,9 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
     introduced = [text[a:b] for a, b in coined_proposals(text, spans)
                   if (named_as_resource(text, a, b) or BENCHMARK_NAME.search(text[a:b]))
                   and not called_a_tool(text, a, b)]
+    drafted = {name_key(n) for n in [*draft.methods, *(b.name for b in draft.benchmarks)]}
+    introduced += [text[a:b] for a, b in resources_in_apposition(text)
+                   if name_key(text[a:b]) not in drafted and text[a:b] not in introduced]
     if named_benchmarks or introduced:  # 'CellularS2-Bench' as a method is a benchmark
         draft = draft.model_copy(update={
             "methods": [m for m in draft.methods if m not in named_benchmarks],
@@ -225,8 +229,9 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
     benchmarks, bench_found = ground_benchmarks(draft, text, spans, rejected, titled_benchmark)
     methods, method_found = ground_methods(draft, text, spans, rejected,
                                      {name_key(b.name) for b in benchmarks}, headline)
+    background = background_end(text, spans)
     missed = missed_results(text, spans, {g.value for g in draft.gains}, unit_at,
-                            lambda t, n, a, b: not not_a_result(t, n, a, b)
+                            lambda t, n, a, b: a >= background and not not_a_result(t, n, a, b)
                             and not is_condition(t, a, b))
     if missed and len(draft.gains) + len(missed) <= 12:
         draft = draft.model_copy(update={"gains": [*draft.gains, *missed]})

@@ -13,6 +13,7 @@ from papersift.extract.domain.assemble_spans import (
     sentence_of,
 )
 from papersift.extract.domain.attributes import GainAttributes, ground_gain_attributes
+from papersift.extract.domain.context_rules import background_end
 from papersift.schemas import ClaimedGain, DraftGain, PaperDraft
 from papersift.schemas.numbers import number_spans, numbers_in
 
@@ -81,6 +82,7 @@ def ground_gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
     stated = number_spans(text)
     used: set[int] = set()
     range_highs: set[float] = set()
+    background = background_end(text, spans)
     for item in draft.gains:
         values = numbers_in(item.value)
         if not values:
@@ -89,7 +91,12 @@ def ground_gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         if values[0] in range_highs:
             rejected.append(f"gain {item.value!r}: the high end of a range already stored")
             continue
-        spot = _locate_number(item, values[0], text, spans, stated, used)
+        spot = _locate_number(item, values[0], text, spans, stated, used, background)
+        if spot is None and background and _locate_number(
+                item, values[0], text, spans, stated, used, 0):
+            rejected.append(f"gain {item.value!r} ({item.metric}): stated only in the "
+                            "background, before the paper speaks of its own work")
+            continue
         if spot is None:
             rejected.append(f"gain {item.value!r} ({item.metric}): number not in the abstract")
             continue
@@ -138,17 +145,18 @@ def _paper_side(text: str, spot: tuple[float, int, int], stated: list[tuple[floa
 
 
 def _locate_number(item: DraftGain, value: float, text: str, spans: list[tuple[int, int]],
-                   stated: list[tuple[float, int, int]], used: set[int]) -> tuple[
-        float, int, int] | None:
-    """The abstract's occurrence of the draft's number that best fits its metric and unit;
-    years and model sizes ('7B') are not results."""
+                   stated: list[tuple[float, int, int]], used: set[int], background: int
+                   ) -> tuple[float, int, int] | None:
+    """The abstract's occurrence of the draft's number that best fits its metric and unit,
+    after the abstract's background; years and model sizes ('7B') are not results."""
     context = content_words(f"{item.metric} {item.vs or ''} {item.on or ''}")
     wanted_unit = unit_at(item.value, *_first_number_span(item.value))
     if wanted_unit == "absolute":
         wanted_unit = ""  # the draft gave a bare number: any unit fits
     best: tuple[float, tuple[float, int, int]] | None = None
     for number, start, end in stated:
-        if abs(number - abs(value)) > 1e-9 * max(1.0, abs(value)) or start in used:
+        if abs(number - abs(value)) > 1e-9 * max(1.0, abs(value)) or start in used \
+                or start < background:
             continue
         if not_a_result(text, number, start, end) or is_condition(text, start, end):
             continue

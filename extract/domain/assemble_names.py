@@ -37,7 +37,7 @@ _CREATION_VERB = re.compile(
     r"collect\w*|creat\w*|develop\w*|design\w*)\b", re.I)
 _CUE_BEFORE = re.compile(
     r"\b(introduce|introduces|introducing|present|presents|release|releases|construct|"
-    r"curate|build|create|new|novel|our)\b([^.;,]{0,40})$", re.I)
+    r"curate|build|create|new|novel|our)\b([^.;,]{0,40}(?:,\s*(?:the\s+)?)?)$", re.I)
 _CUE_AFTER = re.compile(
     r"^\s*(,|\(|:|--|—)?\s*(a|an)?\s*(new|novel|first)\b|"
     r"^[^.;]{0,30}\b(we|which we)\s+(introduce|release|construct|curate|build|create|collect)",
@@ -275,12 +275,20 @@ def _defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
         for match in _DEFINED_ACRONYM.finditer(sentence):
             acronym = match.group(2)
             if not looks_like_acronym(acronym) or _PLURAL.match(acronym) \
-                    or _known_name(acronym) or baseline_before(text, begin + match.start(1)):
+                    or _known_name(acronym) or baseline_before(text, begin + match.start(1)) \
+                    or not _spelled_from(match.group(1), acronym):
                 continue
             found.append((acronym, begin + match.start(2), begin + match.end(2),
                           match.group(1).strip()))
         found.extend(_lowercase_definitions(text, (begin, end), {a for a, *_ in found}))
     return found + _parts_after_proposal(text, spans, {a for a, *_ in found})
+
+
+def _spelled_from(words: str, acronym: str) -> bool:
+    """The words before the parenthesis can spell the acronym: not one acronym alone
+    ('open-domain QA (ODQA)' gives only 'QA', an acronym inside a lowercase term)."""
+    parts = words.split()
+    return not (len(parts) == 1 and parts[0].isupper() and parts[0] != acronym[:len(parts[0])])
 
 
 _LOWER_DEFINED = re.compile(r"((?:[a-z][\w-]*\s+){1,8})\(([A-Z][A-Za-z0-9-]{1,12})\)")

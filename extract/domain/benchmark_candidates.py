@@ -15,6 +15,7 @@ import re
 from functools import lru_cache
 
 from papersift.extract.domain.assemble_spans import name_key
+from papersift.extract.domain.context_rules import a_kind_of_benchmarks
 
 # One proper name: starts with a capital or digit and has a capital beyond its first
 # letter or a digit ('KuaiRand', 'CIFAR-10', 'nuScenes' is caught by the inner capital),
@@ -51,6 +52,8 @@ def _named_resources(text: str) -> tuple[str, ...]:
     found: dict[str, None] = {}
     for pattern in (_LIST_THEN_KIND, _KIND_THEN_LIST):
         for match in pattern.finditer(text):
+            if pattern is _LIST_THEN_KIND and a_kind_of_benchmarks(text, *match.span(1)):
+                continue  # 'on diverse ODQA benchmarks': a kind, not a name
             for part in _SPLIT.split(match.group(1)):
                 name = part.strip(" .,;:()")
                 if _plausible(name):

@@ -16,6 +16,14 @@ import re
 from functools import lru_cache
 
 from papersift.extract.domain.assemble_spans import looks_like_acronym
+from papersift.extract.domain.context_rules import (
+    a_kind_of_benchmarks,
+    a_size,
+    called_a_resource_directly,
+    names_a_kind,
+    names_a_setting,
+    trained_by_the_paper,
+)
 from papersift.extract.domain.established import (
     established_method,
     known_metric,
@@ -189,6 +197,10 @@ def refused_method(text: str, sentence: tuple[int, int], drafted: tuple[int, int
         return "one of a list of models or methods it evaluates, not its own"
     if _BUILDING_BLOCK_AFTER.match(text[end:end + 14]):
         return "a building block ('-based'), not the paper's method"
+    if names_a_kind(text, start, end):
+        return "the kind of the paper's method ('a novel X algorithm'), not its name"
+    if names_a_setting(text, end):
+        return "a setting, problem or phenomenon ('the X setting'), not a method"
     if _FINDING_HEAD.search(mention.rstrip("*_} ")) and not proposed:
         return "names a result, finding or structure, not a method"
     if proposed:
@@ -282,7 +294,7 @@ _RESOURCE_AFTER = re.compile(
 _RESOURCE_BEFORE = re.compile(  # no name between the article and the kind word
     r"\b([Aa]n?|[Nn]ew|[Nn]ovel|[Oo]ur)\s+([a-z][a-z-]*\s+){0,3}?"
     r"(benchmark|dataset|corpus|suite|testbed|leaderboard|environment)\s*[,:(]?\s*"
-    r"((called|named|dubbed|termed)\s+)?(\*\*|\*|\\textbf\{|\\textsc\{|\\emph\{)?$")
+    r"(the\s+)?((called|named|dubbed|termed)\s+)?(\*\*|\*|\\textbf\{|\\textsc\{|\\emph\{)?$")
 
 
 _TOOL_AFTER = re.compile(
@@ -301,7 +313,8 @@ def named_as_resource(text: str, start: int, end: int) -> bool:
     ('CausalSpatial, a diagnostic benchmark', 'a new dataset, StorySumm, ...'), so it is
     not a method."""
     return bool(_RESOURCE_AFTER.match(text[end:end + 120])
-                or _RESOURCE_BEFORE.search(text[max(0, start - 60):start]))
+                or _RESOURCE_BEFORE.search(text[max(0, start - 60):start])
+                or called_a_resource_directly(text, start, end))
 
 
 _RESOURCE_KINDS = frozenset({"benchmark", "dataset", "data", "corpu", "suite", "collection",
@@ -330,6 +343,12 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
     mention = text[start:end]
     if inside_url(text, start, end):
         return "part of a URL, not a name the text gives"
+    if trained_by_the_paper(text, start):
+        return "a model the paper trains or fine-tunes, not a benchmark"
+    if a_kind_of_benchmarks(text, start, end):
+        return "a kind of benchmark ('diverse X benchmarks'), not a name"
+    if a_size(mention):
+        return "a size or count ('a 34.8-hour dataset'), not a name"
     if lowercase_term_acronym(text, mention.strip("*_ ")):
         return "the acronym of a lowercase term (a task or field), not a benchmark"
     if established_method(mention.strip("*_ ")) or known_metric(mention.strip("*_ ")):

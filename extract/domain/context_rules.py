@@ -1,0 +1,119 @@
+"""What the words around a name say about it, beyond the name itself: the abstract's
+background, a name used as the kind of a thing ('a novel O2O RL algorithm'), a model the
+paper trains, a category of benchmarks, and a dataset the paper names in apposition.
+
+Each rule reads cue words next to a mention; none is keyed to one abstract. They were read
+off the tune half of the third development set (bench/gold/dev3) and are tested on
+invented sentences in tests/test_context_rules.py.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# A sentence in which the paper speaks of its own work.
+_OWN_WORK = re.compile(
+    r"\b(we|our|us|ours|this\s+(paper|work|study|article|thesis)|here(in)?|"
+    r"in\s+this\s+(paper|work|study))\b", re.I)
+
+
+def background_end(text: str, spans: list[tuple[int, int]]) -> int:
+    """Where the abstract's background ends: the start of the first sentence in which the
+    paper speaks of its own work ('we', 'our', 'this paper'), when that is not the first
+    sentence; 0 when there is no background (or no such sentence at all)."""
+    return _background_end(text, tuple(spans))
+
+
+@lru_cache(maxsize=64)
+def _background_end(text: str, spans: tuple[tuple[int, int], ...]) -> int:
+    for begin, end in spans:
+        if _OWN_WORK.search(text, begin, end):
+            return begin
+    return 0
+
+
+# 'a novel O2O RL algorithm', 'an LLM-based agent': an indefinite article (and praise)
+# before the name, a kind noun after it.
+_INDEFINITE_BEFORE = re.compile(
+    r"\b[Aa]n?\s+((novel|new|simple|general|unified|efficient|effective|principled|"
+    r"practical|scalable|robust|lightweight|generic|modular|first)[,\s]+)*[*_{]*$")
+_KIND_AFTER = re.compile(
+    r"^[*_}]*(-based|-style|-like)?\s+(algorithms?|methods?|approach(es)?|frameworks?|"
+    r"models?|techniques?|variants?|schemes?|procedures?|pipelines?|architectures?|"
+    r"agents?|systems?)\b")
+
+
+def names_a_kind(text: str, start: int, end: int) -> bool:
+    """The mention modifies an indefinite noun ('a novel O2O RL algorithm'): it says
+    what kind of thing the paper's method is, not what the method is called."""
+    return bool(_INDEFINITE_BEFORE.search(text[max(0, start - 60):start])
+                and _KIND_AFTER.match(text[end:end + 24]))
+
+
+# 'the Local Glivenko-Cantelli setting': a problem class or phenomenon, not a method.
+_SETTING_AFTER = re.compile(
+    r"^[*_}]*\s+(settings?|problems?|paradigms?|regimes?|scenarios?|hypothes[ie]s|"
+    r"conjectures?|phenomen(on|a)|paradox(es)?)\b")
+
+
+def names_a_setting(text: str, end: int) -> bool:
+    return bool(_SETTING_AFTER.match(text[end:end + 24]))
+
+
+# 'By retraining La-Proteína', 'we fine-tune Whisper': the paper trains it, so it is a model.
+_TRAINED_BEFORE = re.compile(
+    r"\b(re-?train(ing|ed|s)?|fine-?tun(e|es|ed|ing)|finetun(e|es|ed|ing)|"
+    r"pre-?train(ing|ed|s)?|distill(ing|ed|s)?)\s+(the\s+)?(open-source\s+)?[*_{]*$", re.I)
+
+
+def trained_by_the_paper(text: str, start: int) -> bool:
+    return bool(_TRAINED_BEFORE.search(text[max(0, start - 40):start]))
+
+
+# 'on diverse ODQA benchmarks': a quantity or variety of benchmarks of some kind.
+_QUANTIFIED_BEFORE = re.compile(
+    r"\b(diverse|various|several|multiple|many|numerous|different|standard|popular|"
+    r"common|existing|\d+|two|three|four|five|six|seven|eight|nine|ten)\s+[*_{]*$", re.I)
+_PLURAL_KIND_AFTER = re.compile(r"^[*_}]*\s+(benchmarks|datasets|corpora)\b")
+
+
+def a_kind_of_benchmarks(text: str, start: int, end: int) -> bool:
+    """'on diverse ODQA benchmarks', 'three QA datasets': the name says what kind of
+    benchmarks they are."""
+    return bool(_QUANTIFIED_BEFORE.search(text[max(0, start - 24):start])
+                and _PLURAL_KIND_AFTER.match(text[end:end + 16]))
+
+
+# 'the SafeSearch benchmark', 'our MCE dataset': a determiner, the name, a resource noun.
+_DETERMINED_BEFORE = re.compile(
+    r"\b([Tt]he|[Oo]ur|[Tt]his|[Nn]ew|[Nn]ovel|[Pp]roposed)\s+[*_{]*$")
+_RESOURCE_NOUN_AFTER = re.compile(
+    r"^[*_}]*\s+(benchmark|dataset|corpus|testbed|database|leaderboard)\b(?!s)", re.I)
+
+
+def called_a_resource_directly(text: str, start: int, end: int) -> bool:
+    """'we construct the SafeSearch benchmark': the text uses the name as the name of a
+    benchmark or dataset."""
+    return bool(_DETERMINED_BEFORE.search(text[max(0, start - 16):start])
+                and _RESOURCE_NOUN_AFTER.match(text[end:end + 16]))
+
+
+# 'Our new dataset, the Consistency Distilled Synthetic Protein Database, is ...'
+_RESOURCE_APPOSITION = re.compile(
+    r"\b(?:[Oo]ur|[Aa]|[Tt]he|[Tt]his)\s+(?:new\s+|novel\s+|proposed\s+)?"
+    r"(?:dataset|benchmark|corpus|database),\s+(?:the\s+|called\s+|named\s+|dubbed\s+)?"
+    r"((?:[A-Z][\w-]*\s+){0,7}[A-Z][\w-]*)(?=\s*[,.;(])")
+
+
+def resources_in_apposition(text: str) -> list[tuple[int, int]]:
+    """Spans of capitalised names that follow 'our (new) dataset,' and the like."""
+    return [match.span(1) for match in _RESOURCE_APPOSITION.finditer(text)]
+
+
+# '34.8-hour', '300-image': a size or count that the model took for a name.
+_SIZE_AS_NAME = re.compile(r"^\d[\d.,]*\s?-?\s?[a-z]+$")
+
+
+def a_size(mention: str) -> bool:
+    return bool(_SIZE_AS_NAME.match(mention.strip("*_ ")))
