@@ -137,13 +137,11 @@ class SimServer:
             if config.log_requests:
                 self._log(paper_id, fault, request, body)
         if self.slots is not None:
-            stats.queued += 1
-            stats.max_queued = max(stats.max_queued, stats.queued)
+            stats.queued.up()
             await self.slots.acquire()
-            stats.queued -= 1
+            stats.queued.down()
         try:
-            stats.in_flight += 1
-            stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
+            stats.in_flight.up()
             failed = self.config.error_rate > 0 and self.rng.random() < self.config.error_rate
             answer = completion_for(body, self.config.model, int(wall)) \
                 if self.config.answer is None else None
@@ -152,7 +150,7 @@ class SimServer:
             if delay > 0:
                 await asyncio.sleep(delay)
         finally:
-            stats.in_flight -= 1
+            stats.in_flight.down()
             if self.slots is not None:
                 self.slots.release()
         stats.last_answer_at = time.time()

@@ -17,6 +17,22 @@ MAX_BODY_BYTES = 512 * 1024 * 1024
 
 
 @dataclass
+class Gauge:
+    """A level that goes up and down (requests in processing, waiting for a slot), and the
+    highest it reached."""
+
+    now: int = 0
+    most: int = 0
+
+    def up(self) -> None:
+        self.now += 1
+        self.most = max(self.most, self.now)
+
+    def down(self) -> None:
+        self.now -= 1
+
+
+@dataclass
 class Stats:
     """Counters served at GET /sim/stats."""
 
@@ -25,10 +41,8 @@ class Stats:
     rate_limited: dict[str, int] = field(default_factory=lambda: {"requests": 0, "tokens": 0})
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    in_flight: int = 0
-    max_in_flight: int = 0
-    queued: int = 0
-    max_queued: int = 0
+    in_flight: Gauge = field(default_factory=Gauge)
+    queued: Gauge = field(default_factory=Gauge)
     first_request_at: float | None = None
     last_request_at: float | None = None
     last_answer_at: float | None = None
@@ -40,7 +54,12 @@ class Stats:
     files: int = 0
 
     def as_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The counters as flat JSON: a gauge NAME shows as NAME and max_NAME."""
+        values = dataclasses.asdict(self)
+        for name in ("in_flight", "queued"):
+            gauge = values.pop(name)
+            values[name], values[f"max_{name}"] = gauge["now"], gauge["most"]
+        return values
 
 
 # --------------------------------------------------------------------------- HTTP
