@@ -167,8 +167,7 @@ class SimServer:
                 reply.headers.update(self.config.extra_headers(fault))
             return reply
         self._count(200)
-        stats.prompt_tokens += answer["usage"]["prompt_tokens"]
-        stats.completion_tokens += tokens
+        stats.tokens.add(answer["usage"])
         headers["x-request-id"] = f"req_{answer['id'][-16:]}"
         return Response(200, json.dumps(answer).encode("utf-8"), headers=headers)
 
@@ -419,8 +418,7 @@ class SimServer:
                      "error": None}, False, (0, 0))
         answer = completion_for(body, self.config.model, int(time.time()))
         usage = answer["usage"]
-        stats.batch_prompt_tokens += usage["prompt_tokens"]
-        stats.batch_completion_tokens += usage["completion_tokens"]
+        stats.batch_tokens.add(usage)
         return ({"id": line_id, "custom_id": custom_id,
                  "response": {"status_code": 200, "request_id": request_id, "body": answer},
                  "error": None}, True, (usage["prompt_tokens"], usage["completion_tokens"]))
