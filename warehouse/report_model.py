@@ -187,6 +187,11 @@ class Price:
     prompt_per_million: float
     completion_per_million: float
 
+    def cost(self, counts: RunCounts) -> float:
+        """What a run's tokens cost at this price."""
+        return (counts.prompt_tokens * self.prompt_per_million
+                + counts.completion_tokens * self.completion_per_million) / 1e6
+
 
 @dataclass(frozen=True)
 class RunInfo:
@@ -215,8 +220,7 @@ class RunInfo:
             return 0.0
         if price is None:
             return None
-        return (self.counts.prompt_tokens * price.prompt_per_million
-                + self.counts.completion_tokens * price.completion_per_million) / 1e6
+        return price.cost(self.counts)
 
 
 @dataclass(frozen=True)
