@@ -64,10 +64,10 @@ class NamedDraft:
 
 
 @dataclass(frozen=True)
-class BenchmarkDraft:
-    name: str
-    introduced: bool
-    evidence: str | None = None
+class BenchmarkDraft(NamedDraft):
+    """A named draft, and whether the paper introduces the benchmark."""
+
+    introduced: bool = False
 
 
 @dataclass(frozen=True)

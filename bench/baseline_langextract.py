@@ -149,7 +149,8 @@ def draft_from(extractions: list[lx_data.Extraction]) -> Draft:
             draft.methods.append(NamedDraft(quote, quote))
         elif cls == "benchmark":
             introduced = (_attribute(item, "introduced") or "").strip().lower()
-            draft.benchmarks.append(BenchmarkDraft(quote, introduced in {"yes", "true"}, quote))
+            draft.benchmarks.append(BenchmarkDraft(quote, quote,
+                                                   introduced=introduced in {"yes", "true"}))
         elif cls == "gain":
             draft.gains.append(GainDraft(
                 metric=_attribute(item, "metric"),

@@ -74,7 +74,7 @@ def draft_from(answer: NaivePaper) -> Draft:
         contribution_types=list(answer.contribution_types),
         tasks=[NamedDraft(name) for name in answer.tasks],
         methods=[NamedDraft(name) for name in answer.methods],
-        benchmarks=[BenchmarkDraft(b.name, b.introduced) for b in answer.benchmarks],
+        benchmarks=[BenchmarkDraft(b.name, introduced=b.introduced) for b in answer.benchmarks],
         gains=[GainDraft(g.metric, g.value, g.unit, g.baseline, g.dataset)
                for g in answer.claimed_gains],
     )

@@ -19,6 +19,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal, cast, get_args, get_type_hints
 
 from papersift.extract.domain.entities.acronyms import stated_pairs
 from papersift.extract.domain.entities.normalise import clean, name_key
@@ -36,22 +37,31 @@ PAIRS = Path(__file__).resolve().parent / "entities" / "pairs.tsv"
 
 @dataclass(frozen=True)
 class Pair:
+    """Two names of one kind, labelled by hand, with the sentence that relates them."""
+
     kind: str
     a: str
     b: str
-    label: str  # same / different / hard
-    context: str
+    label: Literal["same", "different", "hard"]  # hard: a near-twin that is another entity
+    context: str = ""  # a sentence stating the acronym, when the table gives one
 
     @property
     def same(self) -> bool:
         return self.label == "same"
 
 
+LABELS: tuple[str, ...] = get_args(get_type_hints(Pair)["label"])
+
+
 def load_pairs(path: Path = PAIRS) -> list[Pair]:
     lines = [line for line in path.read_text(encoding="utf-8").splitlines()
              if line.strip() and not line.startswith("#")]
     rows = list(csv.reader(lines[1:], delimiter="\t", quoting=csv.QUOTE_NONE))
-    return [Pair(r[0], r[1], r[2], r[3], r[4] if len(r) > 4 else "") for r in rows]
+    for row in rows:  # a mistyped label would silently score as "not the same"
+        if len(row) not in (4, 5) or row[3] not in LABELS:
+            raise SystemExit(f"{path}: not a pair (kind, a, b, {'/'.join(LABELS)}[, "
+                             f"context]): {row}")
+    return [Pair(row[0], row[1], row[2], cast(Any, row[3]), *row[4:]) for row in rows]
 
 
 def predict(pair: Pair, stages: Sequence[str], vocabulary: Vocabulary,

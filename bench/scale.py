@@ -64,13 +64,11 @@ def measured(command: list[str], env: dict[str, str]) -> Measured:
 
 @dataclass(frozen=True)
 class SizeResult:
-    """Everything measured for one corpus size."""
+    """Everything measured for one corpus size: the cold run and the warm rerun."""
 
     papers: int
-    cold: Measured
-    warm: Measured
-    cold_outcomes: dict[str, int]
-    warm_outcomes: dict[str, int]
+    cold: Pass
+    warm: Pass
     requests: int
     mb: float
     queries: dict[str, tuple[float, float]]  # name: (whole command s, SQL alone s)
@@ -88,6 +86,22 @@ def file_mb(db: Path) -> float:
     return (db.stat().st_size + (wal.stat().st_size if wal.exists() else 0)) / 1e6
 
 
+@dataclass(frozen=True)
+class Pass:
+    """One `papersift run` over the corpus, and the papers per outcome it recorded."""
+
+    run: Measured
+    outcomes: dict[str, int]
+
+
+def one_pass(command: list[str], env: dict[str, str], db: Path, what: str) -> Pass:
+    """Run ``command`` (a `papersift run`); stop the bench when it fails."""
+    run = measured(command, env)
+    if run.status != 0:
+        raise SystemExit(f"{what} failed ({run.status}):\n{run.output[-3000:]}")
+    return Pass(run, outcomes(db))
+
+
 def one_size(papers: int, concurrency: int, latency: str, work: Path,
              env: dict[str, str]) -> SizeResult:
     corpus = work / f"corpus-{papers}"
@@ -97,15 +111,9 @@ def one_size(papers: int, concurrency: int, latency: str, work: Path,
                "--concurrency", str(concurrency)]
     with SimEndpoint.spawn(SimConfig(latency=latency, concurrency=concurrency)) as sim:
         command += ["--base-url", sim.base_url]
-        cold = measured(command, env)
-        if cold.status != 0:
-            raise SystemExit(f"papersift run failed ({cold.status}):\n{cold.output[-3000:]}")
-        cold_outcomes = outcomes(db)
+        cold = one_pass(command, env, db, "papersift run")
         requests = sim.stats()["requests"]
-        warm = measured(command, env)
-        if warm.status != 0:
-            raise SystemExit(f"rerun failed ({warm.status}):\n{warm.output[-3000:]}")
-        warm_outcomes = outcomes(db)
+        warm = one_pass(command, env, db, "rerun")
         assert sim.stats()["requests"] == requests, "the warm rerun sent requests"
     queries = {}
     for name, saved in saved_queries().items():
@@ -117,8 +125,7 @@ def one_size(papers: int, concurrency: int, latency: str, work: Path,
         run_sql(db, saved.sql)
         queries[name] = (cli.seconds, time.perf_counter() - started)
     shutil.rmtree(corpus)
-    return SizeResult(papers, cold, warm, cold_outcomes, warm_outcomes, int(requests),
-                      file_mb(db), queries)
+    return SizeResult(papers, cold, warm, int(requests), file_mb(db), queries)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     for papers in args.papers:
         result = one_size(papers, args.concurrency, args.latency, work, env)
         results.append(result)
-        print(f"{papers:,} papers: cold {result.cold.seconds:.1f} s, {result.cold_outcomes}",
+        print(f"{papers:,} papers: cold {result.cold.run.seconds:.1f} s, "
+              f"{result.cold.outcomes}",
               file=sys.stderr, flush=True)
     print(f"\n`papersift run` against the simulated endpoint (latency {args.latency}, "
           f"{args.concurrency} slots), --concurrency {args.concurrency}, synthetic JSONL "
@@ -150,14 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     names = list(saved_queries())
     header = ["", *(f"{r.papers:,}" for r in results)]
     lines = [
-        ("cold run: wall s", [f"{r.cold.seconds:.1f}" for r in results]),
-        ("cold run: abstracts/s", [f"{r.papers / r.cold.seconds:.1f}" for r in results]),
-        ("cold run: outcomes", [_counts(r.cold_outcomes) for r in results]),
+        ("cold run: wall s", [f"{r.cold.run.seconds:.1f}" for r in results]),
+        ("cold run: abstracts/s", [f"{r.papers / r.cold.run.seconds:.1f}" for r in results]),
+        ("cold run: outcomes", [_counts(r.cold.outcomes) for r in results]),
         ("cold run: HTTP requests", [f"{r.requests:,}" for r in results]),
-        ("cold run: peak RSS MiB", [f"{r.cold.peak_rss_mib:.0f}" for r in results]),
-        ("warm rerun: wall s", [f"{r.warm.seconds:.1f}" for r in results]),
-        ("warm rerun: outcomes", [_counts(r.warm_outcomes) for r in results]),
-        ("warm rerun: peak RSS MiB", [f"{r.warm.peak_rss_mib:.0f}" for r in results]),
+        ("cold run: peak RSS MiB", [f"{r.cold.run.peak_rss_mib:.0f}" for r in results]),
+        ("warm rerun: wall s", [f"{r.warm.run.seconds:.1f}" for r in results]),
+        ("warm rerun: outcomes", [_counts(r.warm.outcomes) for r in results]),
+        ("warm rerun: peak RSS MiB", [f"{r.warm.run.peak_rss_mib:.0f}" for r in results]),
         ("warehouse MB", [f"{r.mb:.1f}" for r in results]),
         *((f"query {name}: s (SQL alone s)",
            [f"{r.queries[name][0]:.2f} ({r.queries[name][1]:.3f})" for r in results])

@@ -260,7 +260,8 @@ def render_html(data: ReportData) -> str:
         script=_inline_script(ASSETS / "report.js"),
         chart_js=_inline_script(CHART_JS),
         chart_js_version=chart_js_version(),
-        total_tokens=sum(r.prompt_tokens + r.completion_tokens for r in data.overview.runs),
+        total_tokens=sum(r.counts.prompt_tokens + r.counts.completion_tokens
+                         for r in data.overview.runs),
         total_cost=_total_cost(data),
         all_local=all(run.kind == "local" for run in data.overview.runs),
     )

@@ -70,3 +70,24 @@ class FakeModel:
 
     def transport(self) -> httpx2.MockTransport:
         return httpx2.MockTransport(self)
+
+
+class KeyedDrafts:
+    """A fake model: answers the draft of ``drafts`` whose key the last message contains,
+    passed through ``adjust(draft, request)`` when given, and keeps every request body."""
+
+    def __init__(self, drafts: dict[str, dict[str, Any]],
+                 adjust: Callable[[dict[str, Any], httpx2.Request], dict[str, Any]] | None = None,
+                 ) -> None:
+        self.drafts = drafts
+        self.adjust = adjust
+        self.bodies: list[dict[str, Any]] = []
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        self.bodies.append(body)
+        last = body["messages"][-1]["content"]
+        draft = next(answer for key, answer in self.drafts.items() if key in last)
+        if self.adjust is not None:
+            draft = self.adjust(draft, request)
+        return ok(draft)

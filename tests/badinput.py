@@ -1,14 +1,19 @@
 """The generated half of the bad-input corpus (tests/data/bad/ holds the small, committed
 half; its README lists both). Generated because they are large or their bytes are easy to
-mangle in a checkout: a 2 MB single paragraph, 100,000 tiny paragraphs, a UTF-16 file with
-a byte-order mark, a CRLF file."""
+mangle in a checkout: a 2 MB single paragraph, 2,500 tiny paragraphs, a UTF-16 file with
+a byte-order mark, a CRLF file. The tiny paragraphs span many stream chunks when a test
+makes the chunks small (``tiny_chunk``); the 100,000-paragraph run that measures their cost
+at scale is ``python -m bench.bad_input_scale``."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 COMMITTED = Path(__file__).resolve().parent / "data" / "bad"
-TINY_PARAGRAPHS = 100_000
+TINY_PARAGRAPHS = 2_500
+# Papers per stream chunk that makes the tiny paragraphs cross a chunk boundary 12 times
+# (at the default 2,000 they would need 24,000 paragraphs to do that).
+TINY_CHUNK = 200
 HUGE_CHARS = 2_000_000
 # Short but real-looking abstracts for the two files that must be accepted.
 UTF16_ABSTRACT = ("We read corpora saved as UTF-16 with a byte-order mark, and the "

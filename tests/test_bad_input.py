@@ -10,9 +10,17 @@ import pytest
 from click.testing import CliRunner, Result
 
 from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.interface import app
 from papersift.extract.interface.cli import cli
 from papersift.testing.sim import SimEndpoint, fault_profile, running
-from tests.badinput import COMMITTED, CRLF_ABSTRACT, UTF16_ABSTRACT, write_generated
+from tests.badinput import (
+    COMMITTED,
+    CRLF_ABSTRACT,
+    TINY_CHUNK,
+    TINY_PARAGRAPHS,
+    UTF16_ABSTRACT,
+    write_generated,
+)
 from tests.conftest import CORPUS, stored_rows
 
 GOOD = CORPUS / "000_1aa1e087e7a844d9.txt"  # 19 distinct abstracts
@@ -35,8 +43,12 @@ def _run(server: SimEndpoint, db: Path, *inputs: Path | str) -> Result:
 
 
 def test_every_bad_input_is_named_and_the_good_ones_go_through(
-    tmp_path: Path, generated: dict[str, Path], server: SimEndpoint
+    tmp_path: Path, generated: dict[str, Path], server: SimEndpoint,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Small stream chunks: the tiny paragraphs are read, stored and skipped over a dozen chunks,
+    # each with its own ingest write and its single write of skips (runner._take_known).
+    monkeypatch.setattr(app, "STREAM_CHUNK_PAPERS", TINY_CHUNK)
     db = tmp_path / "w.duckdb"
     missing = tmp_path / "missing.txt"
     result = _run(server, db, *(COMMITTED / name for name in (
@@ -60,7 +72,9 @@ def test_every_bad_input_is_named_and_the_good_ones_go_through(
         "tiny_paragraphs.txt, abstract 1 (line 3): 1 word(s), fewer than 5",
     ):
         assert expected in out, expected
-    assert "… and 99992 more: papersift query failures" in out  # counted, not printed
+    # The run's failures (every tiny paragraph, the short JSONL row, the huge paragraph)
+    # are counted, not printed: ten are shown.
+    assert f"… and {TINY_PARAGRAPHS + 2 - 10} more: papersift query failures" in out
     # What went through: the good file, the good JSONL row, UTF-16 and CRLF abstracts.
     extracted = {paper_id for (paper_id,) in stored_rows(
         db, "SELECT paper_id FROM run_papers WHERE outcome = 'extracted'")}
@@ -78,8 +92,9 @@ def test_every_bad_input_is_named_and_the_good_ones_go_through(
     failures = dict(stored_rows(db, "SELECT reason, count(*) FROM failures GROUP BY 1"))
     assert failures == {"empty": 1, "title_only": 1, "binary": 1, "not_utf8": 1,
                         "bad_row": 3, "missing_column": 1, "not_found": 1, "too_long": 1,
-                        "too_short": 100_000 + 1}  # + "Another well-formed row."
-    assert stored_rows(db, "SELECT count(*) FROM papers")[0][0] == 22 + 1 + 100_000 + 1
+                        "too_short": TINY_PARAGRAPHS + 1}  # + "Another well-formed row."
+    papers = 22 + 1 + TINY_PARAGRAPHS + 1
+    assert stored_rows(db, "SELECT count(*) FROM papers")[0][0] == papers
     unnamed = stored_rows(db, "SELECT count(*) FROM failures WHERE file IS NULL")
     assert unnamed == [(0,)]
 

@@ -19,7 +19,7 @@ from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.app import RunSettings, evaluate_run, run_inputs
 from papersift.extract.interface.cli import cli
 from papersift.report.render import render_html
-from papersift.testing.bodies import chat_completion
+from papersift.testing.mock import KeyedDrafts
 from papersift.warehouse.export import export
 from papersift.warehouse.query import run_sql
 from papersift.warehouse.report import load_report
@@ -54,25 +54,21 @@ DRAFTS: dict[str, dict[str, Any]] = {
 BUILT_IN = ("tasks", "methods", "benchmarks", "gains", "types")
 
 
-class FakeFieldsModel:
+def _without_user_fields(draft: dict[str, Any], request: httpx2.Request) -> dict[str, Any]:
+    """The built-in part of a draft when the request does not ask for the user fields."""
+    if "proves_theory" in request.content.decode():
+        return draft
+    return {key: value for key, value in draft.items() if key in BUILT_IN}
+
+
+def fake_fields_model() -> KeyedDrafts:
     """HAND-WRITTEN FAKE endpoint: answers the draft of DRAFTS whose key the abstract
     contains (without the user fields when the request does not ask for them), and keeps
     every request body it saw."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        body = json.loads(request.content)
-        self.bodies.append(body)
-        user = body["messages"][-1]["content"]
-        draft = next(answer for key, answer in DRAFTS.items() if key in user)
-        if "proves_theory" not in request.content.decode():
-            draft = {key: value for key, value in draft.items() if key in BUILT_IN}
-        return httpx2.Response(200, json=chat_completion(json.dumps(draft)))
+    return KeyedDrafts(DRAFTS, _without_user_fields)
 
 
-def _run(tmp_path: Path, model: FakeFieldsModel, fields: Path | None) -> Any:
+def _run(tmp_path: Path, model: KeyedDrafts, fields: Path | None) -> Any:
     corpus = tmp_path / "abstracts.txt"
     corpus.write_text(f"{RETRIEVAL}\n\n{TABULAR}\n", encoding="utf-8")
     _, summary = run_inputs([str(corpus)], RunSettings(db=tmp_path / "w.duckdb",
@@ -86,7 +82,7 @@ def _rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
 
 
 def test_user_fields_are_asked_for_grounded_and_stored(tmp_path: Path) -> None:
-    model = FakeFieldsModel()
+    model = fake_fields_model()
     summary = _run(tmp_path, model, EXAMPLE)
     assert (summary.n_extracted, summary.n_failed) == (2, 0)
     sent = json.dumps(model.bodies[0])
@@ -121,7 +117,7 @@ def test_user_fields_are_asked_for_grounded_and_stored(tmp_path: Path) -> None:
 
 
 def test_user_fields_reach_exports_report_and_eval(tmp_path: Path) -> None:
-    _run(tmp_path, FakeFieldsModel(), EXAMPLE)
+    _run(tmp_path, fake_fields_model(), EXAMPLE)
     db = tmp_path / "w.duckdb"
     export(db, tmp_path / "csv", "csv")
     with (tmp_path / "csv" / "custom.csv").open(encoding="utf-8") as handle:
@@ -159,12 +155,12 @@ def test_user_fields_reach_exports_report_and_eval(tmp_path: Path) -> None:
 
 
 def test_the_cache_key_covers_the_users_schema(tmp_path: Path) -> None:
-    first = FakeFieldsModel()
+    first = fake_fields_model()
     _run(tmp_path, first, EXAMPLE)
     assert len(first.bodies) == 2
-    again = FakeFieldsModel()
+    again = fake_fields_model()
     assert _run(tmp_path, again, EXAMPLE).n_cached == 2 and again.bodies == []
-    plain = FakeFieldsModel()  # no --fields: another schema, so another request
+    plain = fake_fields_model()  # no --fields: another schema, so another request
     assert _run(tmp_path, plain, None).n_extracted == 2 and len(plain.bodies) == 2
     assert "proves_theory" not in json.dumps(plain.bodies[0])
     versions = _rows(tmp_path / "w.duckdb",
@@ -189,5 +185,5 @@ def test_user_fields_are_refused_with_batch_mode(tmp_path: Path) -> None:
     corpus.write_text(TABULAR, encoding="utf-8")
     settings = RunSettings(db=tmp_path / "w.duckdb", fields=EXAMPLE, batch=BatchOptions())
     with pytest.raises(BatchError, match="--fields runs live requests only"):
-        run_inputs([str(corpus)], settings, transport=httpx2.MockTransport(FakeFieldsModel()),
+        run_inputs([str(corpus)], settings, transport=httpx2.MockTransport(fake_fields_model()),
                    endpoint=ENDPOINT)

@@ -21,9 +21,9 @@ from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.interface.cli import cli
 from papersift.prompts import Example, PromptError, load_prompt
 from papersift.prompts.pool import FewshotPool, load_pool, with_pool
+from papersift.testing.mock import KeyedDrafts
 from papersift.warehouse.corrections import Mention, Review, add_item, edit_item, set_status
 from papersift.warehouse.db import connect
-from tests.conftest import chat_completion
 
 ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json")
 SPANSEEK = ("We study retrieval for long scientific documents. We propose SpanSeek, a method "
@@ -47,25 +47,11 @@ DRAFTS: dict[str, dict[str, Any]] = {
 }
 
 
-class FakeModel:
-    """HAND-WRITTEN FAKE endpoint: the draft of DRAFTS named in the last message."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        body = json.loads(request.content)
-        self.bodies.append(body)
-        last = body["messages"][-1]["content"]
-        draft = next(answer for key, answer in DRAFTS.items() if key in last)
-        return httpx2.Response(200, json=chat_completion(json.dumps(draft)))
-
-
 def _run(db: Path, texts: list[str], pool: Path | None = None,
-         use_cache: bool = True) -> tuple[FakeModel, Any]:
+         use_cache: bool = True) -> tuple[KeyedDrafts, Any]:
     corpus = db.parent / f"in-{len(list(db.parent.glob('in-*')))}.txt"
     corpus.write_text("\n\n".join(texts) + "\n", encoding="utf-8")
-    model = FakeModel()
+    model = KeyedDrafts(DRAFTS)  # HAND-WRITTEN FAKE endpoint: the draft the abstract names
     _, summary = run_inputs([str(corpus)], RunSettings(db=db, fewshot_pool=pool,
                                                        use_cache=use_cache),
                             transport=httpx2.MockTransport(model), endpoint=ENDPOINT)

@@ -22,7 +22,7 @@ from papersift.extract.domain.ingest import (
     merge_chunks,
     paper_id_for,
 )
-from tests.badinput import COMMITTED, write_generated
+from tests.badinput import COMMITTED, TINY_CHUNK, write_generated
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "examples" / "neurips-2026"
@@ -101,7 +101,7 @@ def test_generated_bad_inputs_stream_to_the_same_result(name: str,
                                                         generated: dict[str, Path]) -> None:
     whole = ingest([generated[name]])
     for block_bytes in (3, 4_096):
-        chunk_papers = 1_000 if name == "tiny_paragraphs" else 1
+        chunk_papers = TINY_CHUNK if name == "tiny_paragraphs" else 1
         result = streamed([generated[name]], chunk_papers, block_bytes)
         assert as_tuples(result) == as_tuples(whole), (name, block_bytes)
 

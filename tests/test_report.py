@@ -21,6 +21,7 @@ from papersift.report.render import CHART_JS, chart_js_version, evidence_spans, 
 from papersift.testing.mock import ScriptedServer, ok
 from papersift.warehouse.query import run_sql
 from papersift.warehouse.report import Price, RunInfo, load_report, normalise_name
+from papersift.warehouse.store import RunCounts
 
 
 def _scalar(db: Path, sql: str) -> Any:
@@ -146,7 +147,8 @@ def test_overview_counts_match_sql(corpus_db: Path) -> None:
     (run,) = overview.runs
     stored = run_sql(corpus_db, "SELECT run_id, prompt_tokens, completion_tokens, "
                                 "(SELECT count(*) FROM calls) FROM runs").rows
-    assert [(run.run_id, run.prompt_tokens, run.completion_tokens, run.requests)] == stored
+    counts = run.counts
+    assert [(run.run_id, counts.prompt_tokens, counts.completion_tokens, run.requests)] == stored
     assert run.kind == "local"
     assert run.reasks == _scalar(corpus_db, "SELECT count(DISTINCT paper_id) FROM calls "
                                             "WHERE ask > 1")
@@ -266,9 +268,10 @@ def test_run_cost_is_zero_locally_priced_remotely_and_unknown_otherwise() -> Non
         return RunInfo(run_id="r", started=datetime(2026, 1, 1), finished=None,
                        status="finished", endpoint=None, kind=kind, model="m", mode="json",
                        prompt_version=None, schema_version=None, papersift_version=None,
-                       n_abstracts=1, n_extracted=1, n_cached=0, n_failed=0,
-                       prompt_tokens=2_000_000, completion_tokens=500_000, requests=1,
-                       reasks=0)
+                       counts=RunCounts(n_abstracts=1, n_extracted=1, n_cached=0,
+                                        n_failed=0, prompt_tokens=2_000_000,
+                                        completion_tokens=500_000),
+                       requests=1, reasks=0)
 
     price = Price(prompt_per_million=0.15, completion_per_million=0.60)
     assert run("local").cost_usd(price) == 0.0

@@ -7,6 +7,7 @@ page never shows a number that disagrees with the cards under it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -38,6 +39,7 @@ from papersift.warehouse.report_model import (
     Versions,
 )
 from papersift.warehouse.rowdicts import query_dicts
+from papersift.warehouse.store import RunCounts
 
 __all__ = ["CUSTOM_PREFIX", "FIELDS", "SHOWN_TEXT_CHARS", "TITLES", "Count", "Extraction",
            "GainGroup", "Item", "Overview", "PaperCard", "Price", "ReportData", "RunInfo",
@@ -64,6 +66,7 @@ def item_details(row: dict[str, Any], names: Iterable[str]) -> tuple[tuple[str, 
     return tuple(found)
 
 
+_COUNTS = tuple(field.name for field in dataclasses.fields(RunCounts))
 _ATTRIBUTE_LABELS = (("metric_alignment", "metric"), ("baseline_alignment", "baseline"),
                      ("dataset_alignment", "dataset"))
 
@@ -187,10 +190,7 @@ def load_runs(con: duckdb.DuckDBPyConnection) -> list[RunInfo]:
         status=row["status"], endpoint=row["endpoint"], kind=row["kind"], model=row["model"],
         mode=row["mode"], prompt_version=row["prompt_version"],
         schema_version=row["schema_version"], papersift_version=row["papersift_version"],
-        n_abstracts=row["n_abstracts"] or 0, n_extracted=row["n_extracted"] or 0,
-        n_cached=row["n_cached"] or 0, n_failed=row["n_failed"] or 0,
-        prompt_tokens=row["prompt_tokens"] or 0,
-        completion_tokens=row["completion_tokens"] or 0,
+        counts=RunCounts(**{name: row[name] or 0 for name in _COUNTS}),
         requests=row["requests"], reasks=row["reasks"],
     ) for row in rows]
 

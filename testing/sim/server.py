@@ -137,13 +137,11 @@ class SimServer:
             if config.log_requests:
                 self._log(paper_id, fault, request, body)
         if self.slots is not None:
-            stats.queued += 1
-            stats.max_queued = max(stats.max_queued, stats.queued)
+            stats.queued.up()
             await self.slots.acquire()
-            stats.queued -= 1
+            stats.queued.down()
         try:
-            stats.in_flight += 1
-            stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
+            stats.in_flight.up()
             failed = self.config.error_rate > 0 and self.rng.random() < self.config.error_rate
             answer = completion_for(body, self.config.model, int(wall)) \
                 if self.config.answer is None else None
@@ -152,7 +150,7 @@ class SimServer:
             if delay > 0:
                 await asyncio.sleep(delay)
         finally:
-            stats.in_flight -= 1
+            stats.in_flight.down()
             if self.slots is not None:
                 self.slots.release()
         stats.last_answer_at = time.time()
@@ -169,8 +167,7 @@ class SimServer:
                 reply.headers.update(self.config.extra_headers(fault))
             return reply
         self._count(200)
-        stats.prompt_tokens += answer["usage"]["prompt_tokens"]
-        stats.completion_tokens += tokens
+        stats.tokens.add(answer["usage"])
         headers["x-request-id"] = f"req_{answer['id'][-16:]}"
         return Response(200, json.dumps(answer).encode("utf-8"), headers=headers)
 
@@ -421,8 +418,7 @@ class SimServer:
                      "error": None}, False, (0, 0))
         answer = completion_for(body, self.config.model, int(time.time()))
         usage = answer["usage"]
-        stats.batch_prompt_tokens += usage["prompt_tokens"]
-        stats.batch_completion_tokens += usage["completion_tokens"]
+        stats.batch_tokens.add(usage)
         return ({"id": line_id, "custom_id": custom_id,
                  "response": {"status_code": 200, "request_id": request_id, "body": answer},
                  "error": None}, True, (usage["prompt_tokens"], usage["completion_tokens"]))

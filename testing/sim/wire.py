@@ -17,30 +17,63 @@ MAX_BODY_BYTES = 512 * 1024 * 1024
 
 
 @dataclass
+class Gauge:
+    """A level that goes up and down (requests in processing, waiting for a slot), and the
+    highest it reached."""
+
+    now: int = 0
+    most: int = 0
+
+    def up(self) -> None:
+        self.now += 1
+        self.most = max(self.most, self.now)
+
+    def down(self) -> None:
+        self.now -= 1
+
+
+@dataclass
+class Tokens:
+    """Prompt and completion tokens, summed over the answers' usage."""
+
+    prompt: int = 0
+    completion: int = 0
+
+    def add(self, usage: dict[str, Any]) -> None:
+        self.prompt += usage["prompt_tokens"]
+        self.completion += usage["completion_tokens"]
+
+
+@dataclass
 class Stats:
     """Counters served at GET /sim/stats."""
 
     requests: int = 0
     by_status: dict[str, int] = field(default_factory=dict)
     rate_limited: dict[str, int] = field(default_factory=lambda: {"requests": 0, "tokens": 0})
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    in_flight: int = 0
-    max_in_flight: int = 0
-    queued: int = 0
-    max_queued: int = 0
+    tokens: Tokens = field(default_factory=Tokens)  # answered live
+    in_flight: Gauge = field(default_factory=Gauge)
+    queued: Gauge = field(default_factory=Gauge)
     first_request_at: float | None = None
     last_request_at: float | None = None
     last_answer_at: float | None = None
     batches: int = 0
     batch_lines: int = 0
     batch_lines_failed: int = 0
-    batch_prompt_tokens: int = 0
-    batch_completion_tokens: int = 0
+    batch_tokens: Tokens = field(default_factory=Tokens)  # answered in batch output files
     files: int = 0
 
     def as_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The counters as flat JSON: a gauge NAME shows as NAME and max_NAME, tokens as
+        prompt_tokens and completion_tokens (batch_ before each for batch_tokens)."""
+        values = dataclasses.asdict(self)
+        for name in ("in_flight", "queued"):
+            gauge = values.pop(name)
+            values[name], values[f"max_{name}"] = gauge["now"], gauge["most"]
+        for name, prefix in (("tokens", ""), ("batch_tokens", "batch_")):
+            for part, count in values.pop(name).items():
+                values[f"{prefix}{part}_tokens"] = count
+        return values
 
 
 # --------------------------------------------------------------------------- HTTP

@@ -20,6 +20,7 @@ from typing import Any
 from papersift.extract.interface.app import run_inputs
 from papersift.extract.interface.serve.config import ServeConfig
 from papersift.extract.runs.pipeline import RunSummary
+from papersift.warehouse.store import RunCounts
 
 
 class _RunCancelled(KeyboardInterrupt):
@@ -28,6 +29,15 @@ class _RunCancelled(KeyboardInterrupt):
 
 def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
+
+
+def _no_counts() -> RunCounts:
+    return RunCounts(n_abstracts=0, n_extracted=0, n_cached=0, n_failed=0, prompt_tokens=0,
+                     completion_tokens=0)
+
+
+# The counts a job shows in the API, by their name there (RunCounts' n_NAME).
+SHOWN_COUNTS = ("abstracts", "extracted", "cached", "failed")
 
 
 @dataclass
@@ -42,17 +52,21 @@ class Job:
     started: str | None = None
     finished: str | None = None
     run_id: str | None = None
-    abstracts: int = 0
-    extracted: int = 0
-    cached: int = 0
-    failed: int = 0
+    progress: RunCounts = field(default_factory=_no_counts)  # the run's counts so far
     error: str | None = None
     summary: str | None = None
     cancel_requested: bool = False
 
+    @property
+    def done(self) -> int:
+        """Abstracts finished so far: extracted, from cache or failed."""
+        counts = self.progress
+        return counts.n_extracted + counts.n_cached + counts.n_failed
+
     def as_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
-        data["done"] = self.extracted + self.cached + self.failed
+        counts = data.pop("progress")
+        data.update({name: counts[f"n_{name}"] for name in SHOWN_COUNTS}, done=self.done)
         return data
 
 
@@ -121,10 +135,7 @@ class Jobs:
     def _progress(self, job: Job) -> Any:
         def on_event(event: str, summary: RunSummary) -> None:
             job.run_id = summary.run_id
-            job.abstracts = summary.n_abstracts
-            job.extracted = summary.n_extracted
-            job.cached = summary.n_cached
-            job.failed = summary.n_failed
+            job.progress = summary.counts()
             self.on_change()
             if event == "advance" and job.cancel_requested:
                 raise _RunCancelled
