@@ -4,7 +4,10 @@ abstract a request carries, or hostile on purpose."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
+
+from papersift.schemas import PaperDraft
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 UNGROUNDED_QUOTE = "a sentence that this abstract does not contain anywhere"
@@ -91,3 +94,13 @@ def hostile_answer(kind: str, abstract: str) -> dict[str, Any]:
     return {"tasks": [words[0], words[0]], "methods": [words[1]] * 4,
             "benchmarks": [{"name": words[2], "new": True}] * 8, "gains": [],
             "types": ["method", "method"]}
+
+
+def paper_draft(methods: Sequence[str] = (), benchmarks: Sequence[str] = (),
+                gains: Sequence[tuple[str, str]] = (),
+                task: str = "image retrieval") -> PaperDraft:
+    """A hand-written PaperDraft for rule tests: names, (value, metric) gains, one task."""
+    return PaperDraft.model_validate({
+        "tasks": [task], "methods": list(methods),
+        "benchmarks": [{"name": b, "new": False} for b in benchmarks],
+        "gains": [{"value": v, "metric": m} for v, m in gains], "types": ["method"]})

@@ -14,16 +14,7 @@ from papersift.extract.domain.context_rules import (
     names_a_kind,
     resources_in_apposition,
 )
-from papersift.schemas import PaperDraft
-
-
-def _draft(methods: list[str] = (), benchmarks: list[str] = (),  # type: ignore[assignment]
-           gains: list[tuple[str, str]] = ()) -> PaperDraft:  # type: ignore[assignment]
-    return PaperDraft.model_validate({
-        "tasks": ["tile retrieval"], "methods": list(methods),
-        "benchmarks": [{"name": b, "new": False} for b in benchmarks],
-        "gains": [{"value": v, "metric": m} for v, m in gains], "types": ["method"]})
-
+from papersift.testing.drafts import paper_draft as _draft
 
 BACKGROUND = ("Retrievers now reach 95% recall on popular benchmarks like TileSet. However, "
               "they fail on rare tiles. In response, we introduce OrbitNet, which gains 4.2% "

@@ -10,15 +10,7 @@ from papersift.extract.domain.assemble import assemble
 from papersift.extract.domain.benchmark_candidates import missed_benchmarks
 from papersift.extract.domain.established import established_method, known_metric, never_a_benchmark
 from papersift.extract.domain.name_rules import inside_url, lowercase_term_acronym
-from papersift.schemas import PaperDraft
-
-
-def _draft(methods: list[str] = (), benchmarks: list[str] = (),  # type: ignore[assignment]
-           gains: list[tuple[str, str]] = ()) -> PaperDraft:  # type: ignore[assignment]
-    return PaperDraft.model_validate({
-        "tasks": ["image retrieval"], "methods": list(methods),
-        "benchmarks": [{"name": b, "new": False} for b in benchmarks],
-        "gains": [{"value": v, "metric": m} for v, m in gains], "types": ["method"]})
+from papersift.testing.drafts import paper_draft as _draft
 
 
 def test_cited_plural_and_established_names_are_not_the_papers_method() -> None:
