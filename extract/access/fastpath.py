@@ -31,6 +31,8 @@ from instructor.v2.validation.async_validators import reject_async_validators
 from openai._models import FinalRequestOptions
 from pydantic import BaseModel, ValidationError
 
+from papersift.extract.access.limits import answer_json
+
 # Stands for the abstract while the body is built; no abstract or prompt contains it.
 PLACEHOLDER = "\u0000papersift-abstract\u0000"
 _ENCODED = json.dumps(PLACEHOLDER)[1:-1].encode()
@@ -107,8 +109,9 @@ class FastPath:
         probe = raw._build_request(FinalRequestOptions.construct(
             method="post", url="/chat/completions", json_data={}))
         self._url = probe.url
-        self._headers = [(k, v) for k, v in probe.headers.multi_items()
-                         if k.lower() != "content-length"]
+        # The SDK's headers (with Host), as bytes; each body adds its Content-Length.
+        self._headers = [(k, v) for k, v in probe.headers.raw
+                         if k.lower() != b"content-length"]
         self._extensions = dict(probe.extensions)
 
     @classmethod
@@ -134,8 +137,10 @@ class FastPath:
             body = self.template.body(text)
         except UnicodeEncodeError:  # a lone surrogate: instructor reports it as before
             return Handover()
-        request = httpx2.Request("POST", self._url, headers=self._headers, content=body,
-                                 extensions=self._extensions)
+        # A stream, not content: httpx2 then neither encodes the body nor adds headers.
+        request = httpx2.Request(
+            "POST", self._url, headers=[*self._headers, (b"Content-Length", b"%d" % len(body))],
+            stream=httpx2.ByteStream(body), extensions=self._extensions)
         try:
             response = await self._http.send(request)
         except Exception as error:
@@ -148,7 +153,7 @@ class FastPath:
         if response.status_code != 200:
             return None
         try:
-            data = json.loads(response.content)
+            data: Any = answer_json(response)
             choice = data["choices"][0]
             if choice.get("finish_reason") == "length":
                 return None

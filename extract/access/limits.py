@@ -310,13 +310,27 @@ def retry_after_seconds(headers: httpx2.Headers) -> float | None:
     return max((when - datetime.now(UTC)).total_seconds(), 0.0)
 
 
+# Where answer_json keeps a response's decoded body, so it is decoded once.
+_DECODED = "papersift.decoded_json"
+
+
+def answer_json(response: httpx2.Response) -> object:
+    """The response's body decoded from JSON (None when it is not JSON), decoded once per
+    response: the call log, the request gate and the fast path all read it. Treat the
+    value as read-only."""
+    if _DECODED not in response.extensions:
+        try:
+            body: object = json.loads(response.content)
+        except (ValueError, UnicodeDecodeError):
+            body = None
+        response.extensions[_DECODED] = body
+    return response.extensions[_DECODED]
+
+
 def usage_of(response: httpx2.Response) -> tuple[int | None, int | None, str | None]:
     """Prompt tokens, completion tokens and finish reason of a chat-completion answer
     (None for what it does not say)."""
-    try:
-        body = json.loads(response.content)
-    except (ValueError, UnicodeDecodeError):
-        return None, None, None
+    body = answer_json(response)
     if not isinstance(body, dict):
         return None, None, None
     usage = body.get("usage") or {}

@@ -60,8 +60,9 @@ def _retry_after_seconds(response: httpx2.Response) -> float | None:
 class _WaitRetryAfterOrBackoff:
     """Wait what the server's Retry-After asks (capped), else exponential backoff with jitter."""
 
-    def __init__(self, policy: RetryPolicy) -> None:
+    def __init__(self, policy: RetryPolicy, spent_s: float = 0.0) -> None:
         self.policy = policy
+        self.spent_s = spent_s  # seconds spent before tenacity's first attempt
 
     def backoff(self, state: RetryCallState) -> float:
         """initial * 2^(n-1) plus up to ``jitter`` seconds, capped. Computed here rather than
@@ -73,7 +74,7 @@ class _WaitRetryAfterOrBackoff:
     def __call__(self, state: RetryCallState) -> float:
         asked = asked_wait(state)
         wait = self.backoff(state) if asked is None else min(asked, self.policy.max_retry_after_s)
-        left = self.policy.max_elapsed_s - (state.seconds_since_start or 0.0)
+        left = self.policy.max_elapsed_s - (state.seconds_since_start or 0.0) - self.spent_s
         return max(0.0, min(wait, left))  # no wait outlasts the retry budget
 
 
@@ -91,12 +92,13 @@ class _StopWithinBudget:
     the budget cannot pay (over max_retry_after_s, or past max_elapsed_s): the paper then
     fails with the server's status, and the call log says how long it asked."""
 
-    def __init__(self, policy: RetryPolicy) -> None:
+    def __init__(self, policy: RetryPolicy, spent_s: float = 0.0) -> None:
         self.policy = policy
+        self.spent_s = spent_s  # seconds spent before tenacity's first attempt
 
     def __call__(self, state: RetryCallState) -> bool:
         policy = self.policy
-        elapsed = state.seconds_since_start or 0.0
+        elapsed = (state.seconds_since_start or 0.0) + self.spent_s
         asked = asked_wait(state)
         spent = state.attempt_number >= policy.max_attempts or elapsed >= policy.max_elapsed_s
         beyond = asked is not None and (asked > policy.max_retry_after_s
@@ -127,10 +129,12 @@ class _Attempts:
 
     policy: RetryPolicy
 
-    def _retry_rule(self) -> dict[str, Any]:
+    def _retry_rule(self, spent_s: float = 0.0) -> dict[str, Any]:
+        """tenacity's arguments; ``spent_s``: the seconds the request has already taken
+        (its first attempt, made outside tenacity), counted against max_elapsed_s."""
         return {
-            "stop": _StopWithinBudget(self.policy),
-            "wait": _WaitRetryAfterOrBackoff(self.policy),
+            "stop": _StopWithinBudget(self.policy, spent_s),
+            "wait": _WaitRetryAfterOrBackoff(self.policy, spent_s),
             "retry": retry_if_exception_type(_RETRIED_ERRORS),
             "reraise": True,
         }
@@ -268,11 +272,23 @@ class AsyncRetryingTransport(_Attempts, httpx2.AsyncBaseTransport):
         if log is not None:
             log.ask += 1
         await request.aread()
+        started = time.monotonic()
         try:
-            async for attempt in AsyncRetrying(sleep=self.sleep, **self._retry_rule()):
+            # The first attempt goes outside tenacity, whose set-up per request costs
+            # about as much CPU as a whole clean exchange; a failure worth retrying
+            # carries on in tenacity's loop as that loop's first attempt.
+            return await self._send_once(request, log, 1)
+        except _RETRIED_ERRORS as error:
+            first: Exception = error
+        retrying = AsyncRetrying(sleep=self.sleep,
+                                 **self._retry_rule(time.monotonic() - started))
+        try:
+            async for attempt in retrying:
                 with attempt:
-                    return await self._send_once(request, log,
-                                                 attempt.retry_state.attempt_number)
+                    number = attempt.retry_state.attempt_number
+                    if number == 1:
+                        raise first  # the first attempt's outcome, logged already
+                    return await self._send_once(request, log, number)
         except RetryableStatusError as exhausted:
             return exhausted.response
         raise AssertionError("unreachable: tenacity either returns or raises")
