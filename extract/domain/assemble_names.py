@@ -270,8 +270,8 @@ def _defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
     found = []
     for begin, end in spans:
         sentence = text[begin:end]
-        if not _PROPOSAL.search(sentence):
-            continue
+        if "(" not in sentence or not _PROPOSAL.search(sentence):
+            continue  # every definition below is 'words (ACRONYM)'
         for match in _DEFINED_ACRONYM.finditer(sentence):
             acronym = match.group(2)
             if not looks_like_acronym(acronym) or _PLURAL.match(acronym) \
@@ -326,7 +326,7 @@ def _parts_after_proposal(text: str, spans: list[tuple[int, int]], seen: set[str
     parts = []
     for begin, end in spans[first + 1:]:
         sentence = text[begin:end]
-        if _EXISTING_WORK.search(sentence):
+        if "(" not in sentence or _EXISTING_WORK.search(sentence):
             continue
         for match in _DEFINED_PART.finditer(sentence):
             acronym, expansion = match.group(2), match.group(1).strip()
