@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from papersift.extract.domain.ingest import ingest
+from papersift.extract.domain.ingest_tables import OUTLIER_FACTOR
 from papersift.extract.domain.records import YEAR_MAX, YEAR_MIN, optional_year, text_problem
 
 words = st.text("abcdefghij", min_size=2, max_size=8)
@@ -45,7 +46,9 @@ def test_a_stray_quote_is_reported_at_its_line(tmp_path: Path, texts: list[str],
 def test_a_wildly_long_multiline_field_is_reported(tmp_path: Path, texts: list[str],
                                                    data: st.DataObject) -> None:
     where = data.draw(st.integers(5, len(texts) - 1))
-    long = "\n".join([texts[where]] * 60)
+    # long enough to be over OUTLIER_FACTOR times any median of the rows before it
+    times = max(60, OUTLIER_FACTOR * max(map(len, texts)) // len(texts[where]) + 1)
+    long = "\n".join([texts[where]] * times)
     rows = [f'{i},"{long if i == where else text}"\n' for i, text in enumerate(texts)]
     path = tmp_path / f"long{where}.csv"
     _csv(path, rows)
