@@ -184,6 +184,11 @@ def _from_title(draft: PaperDraft, text: str, title: str | None) -> tuple[
     return draft.model_copy(update={"methods": [surface, *methods]}), surface, None
 
 
+def _drafted_keys(draft: PaperDraft) -> set[str]:
+    """The normalised keys of every method and benchmark name the draft holds."""
+    return {name_key(n) for n in [*draft.methods, *(b.name for b in draft.benchmarks)]}
+
+
 def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assembled:
     """Ground a draft in its abstract: the stored extraction plus how each item was found.
     ``title``, when the input has one, may name the paper's method (see _from_title)."""
@@ -210,7 +215,7 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
     introduced = [text[a:b] for a, b in coined_proposals(text, spans)
                   if (named_as_resource(text, a, b) or BENCHMARK_NAME.search(text[a:b]))
                   and not called_a_tool(text, a, b)]
-    drafted = {name_key(n) for n in [*draft.methods, *(b.name for b in draft.benchmarks)]}
+    drafted = _drafted_keys(draft)
     introduced += [text[a:b] for a, b in resources_in_apposition(text)
                    if name_key(text[a:b]) not in drafted and text[a:b] not in introduced]
     if named_benchmarks or introduced:  # 'CellularS2-Bench' as a method is a benchmark
@@ -220,8 +225,7 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
                            *(DraftBenchmark(name=m, new=True)
                              for m in [*named_benchmarks, *introduced])],
         })
-    missed_names = missed_benchmarks(text, {name_key(n) for n in [
-        *draft.methods, *(b.name for b in draft.benchmarks)]})
+    missed_names = missed_benchmarks(text, _drafted_keys(draft))
     if missed_names:  # 'on Yelp, Amazon and MovieLens datasets': the model wrote only Yelp
         draft = draft.model_copy(update={"benchmarks": [
             *draft.benchmarks, *(DraftBenchmark(name=n, new=False) for n in missed_names)]})
