@@ -286,7 +286,8 @@ def _defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
 
 def _spelled_from(words: str, acronym: str) -> bool:
     """The words before the parenthesis can spell the acronym: not one acronym alone
-    ('open-domain QA (ODQA)' gives only 'QA', an acronym inside a lowercase term)."""
+    ('open-domain QA (ODQA)' gives only 'QA', an acronym inside a lowercase term), unless
+    the acronym starts with it ('VQA (VQA-X)')."""
     parts = words.split()
     return not (len(parts) == 1 and parts[0].isupper() and parts[0] != acronym[:len(parts[0])])
 
