@@ -19,6 +19,7 @@ import openai
 
 from papersift.extract.access.calls import CallLog, CallRecord, call_log, current_log, redact
 from papersift.extract.access.credentials import check_endpoint_url
+from papersift.extract.access.keepalive import KeepAliveTransport
 from papersift.extract.access.limits import RequestGate
 from papersift.extract.access.pools import ShardedPool, shared_ssl_context
 from papersift.extract.access.transport import (
@@ -150,9 +151,10 @@ def build_async_sdk(
     """The async SDK client of build_async_client, without instructor's wrapping."""
     sdk = _sdk_options(endpoint)
     if transport is None:
-        # Small pools, so the walk each pool makes after a request stays short.
-        inner: httpx2.AsyncBaseTransport = ShardedPool(
-            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=None))
+        # Plain HTTP on papersift's own keep-alive connections (keepalive.py); https in
+        # small httpcore2 pools, so the walk each pool makes after a request stays short.
+        inner: httpx2.AsyncBaseTransport = KeepAliveTransport(fallback=ShardedPool(
+            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=None)))
     elif isinstance(transport, httpx2.AsyncBaseTransport):
         inner = transport
     else:
