@@ -19,7 +19,7 @@ from papersift.extract.access.extractor import Extractor, Outcome, answer_model,
 from papersift.extract.access.llm import MODES, Endpoint
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.pipeline import Job, outcome_batch
-from papersift.extract.runs.rowbuild import RowBuilder, build_all
+from papersift.extract.runs.rowbuild import RowBuilder, build_all, collect_workers, default_workers
 from papersift.prompts import load_prompt
 from papersift.schemas import PaperDraft
 from papersift.testing.mock import FakeModel
@@ -133,3 +133,13 @@ def test_an_error_in_a_worker_reaches_the_writer() -> None:
             builder.take().rows()
     finally:
         builder.close()
+
+
+@pytest.mark.parametrize(("cpus", "live", "collect"), [
+    (1, 0, 0), (2, 1, 2), (4, 3, 4), (16, 4, 4)])
+def test_collecting_a_result_file_uses_every_cpu_and_a_live_run_leaves_one_to_the_loop(
+        monkeypatch: pytest.MonkeyPatch, cpus: int, live: int, collect: int) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: cpus)
+    assert default_workers(64) == live
+    assert default_workers(1) == 0
+    assert collect_workers() == collect

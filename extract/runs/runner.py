@@ -28,7 +28,12 @@ from papersift.extract.domain.fields import DEFAULT_FIELDS
 from papersift.extract.domain.ingest import IngestProblem
 from papersift.extract.runs.jobs import UNKNOWN_FAILURE, Job
 from papersift.extract.runs.live import LiveDispatch
-from papersift.extract.runs.rowbuild import AUTO_CONCURRENCY, Pending, RowBuilder, default_workers
+from papersift.extract.runs.rowbuild import (
+    Pending,
+    RowBuilder,
+    collect_workers,
+    default_workers,
+)
 from papersift.extract.runs.rows import (
     new_run_id,
     outcome_batch,
@@ -385,7 +390,7 @@ class Runner:
         """Ground a large set of answers in worker processes, unless the run chose its
         own number of row workers."""
         if not self._rows.workers and not self._row_workers_chosen:
-            self._rows.workers = default_workers(AUTO_CONCURRENCY)
+            self._rows.workers = collect_workers()
 
     def flush(self, force: bool = False) -> None:
         """Write the pending rows when a batch is due (always with ``force``). Inside
