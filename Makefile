@@ -61,7 +61,7 @@ contracts: install  ## import-layer contracts (schemas imports nothing of ours, 
 	$(BIN)/lint-imports
 
 test: lint typecheck contracts  ## everything CI runs: lint, types, layers, offline tests
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
 
 demo: install-local  ## extract the bundled corpus with the embedded local model, then query it
 	$(BIN)/papersift run $(CORPUS) --db $(DB)
