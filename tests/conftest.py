@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,13 @@ from papersift.testing.mock import ScriptedServer, ok
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("PAPERSIFT_HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["PAPERSIFT_HYPOTHESIS_PROFILE"])
+
+# A suite started in the background of a script (`cmd &`, nohup) inherits SIGINT ignored,
+# and so would every papersift process the Ctrl-C tests start: Python would not turn their
+# SIGINT into KeyboardInterrupt. A handler of our own is reset to the default at exec, so
+# those children start as from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 __all__ = ["CORPUS", "CORPUS_RECORDING", "RECORDINGS", "ROOT", "ScriptedServer",
            "chat_completion", "ok", "stored_rows"]

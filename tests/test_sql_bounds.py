@@ -39,6 +39,17 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def own_temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test its own temporary folder, here and in its subprocesses, so spill folders
+    of queries run by other tests at the same time (pytest-xdist) are not counted."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
 def _spill_dirs() -> set[str]:
     return {name for name in os.listdir(tempfile.gettempdir())
             if name.startswith("papersift-sql-")}
