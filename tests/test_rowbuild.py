@@ -120,6 +120,25 @@ def test_a_worker_that_dies_loses_no_rows() -> None:
     assert _comparable(first.rows) == _comparable(expected.rows)
 
 
+def test_raising_the_worker_count_grows_a_started_pool() -> None:
+    items = _outcomes(48)
+    expected = build_all(BUILD, [(dataclasses.replace(o), j) for o, j in items])
+    builder = RowBuilder(BUILD, workers=1)
+    try:
+        for outcome, job in items[:16]:
+            builder.add(outcome, job)
+        first = builder.take().rows()
+        assert len(builder._pool) == 1
+        builder.workers = 2
+        for outcome, job in items[16:]:
+            builder.add(outcome, job)
+        assert len(builder._pool) == 2
+        first.extend(builder.take().rows())
+    finally:
+        builder.close()
+    assert _comparable(first.rows) == _comparable(expected.rows)
+
+
 def _refuse(outcome: Outcome, job: Job) -> Any:
     raise ValueError(f"cannot ground {job.paper_id}")
 

@@ -244,8 +244,9 @@ class RowBuilder:
         if not self._chunk:
             return
         items, self._chunk = self._chunk, []
-        if not self._pool:
-            self._pool = [_Worker() for _ in range(self.workers)]
+        # Started on first use, and grown when ``workers`` was raised since (a Batch
+        # result file after cache hits were built by the live run's workers).
+        self._pool.extend(_Worker() for _ in range(self.workers - len(self._pool)))
         worker = self._pool[self._turn % len(self._pool)]
         self._turn += 1
         self.pending.building.append((worker.submit(self.build, items), items, self.build))

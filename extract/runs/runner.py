@@ -387,10 +387,11 @@ class Runner:
                 self._writer = None
 
     def build_rows_in_workers(self) -> None:
-        """Ground a large set of answers in worker processes, unless the run chose its
-        own number of row workers."""
-        if not self._rows.workers and not self._row_workers_chosen:
-            self._rows.workers = collect_workers()
+        """Ground a large set of answers in a worker process per CPU (collect_workers),
+        unless the run chose its own number of row workers. A run whose concurrency
+        already gave it workers keeps the larger number."""
+        if not self._row_workers_chosen:
+            self._rows.workers = max(self._rows.workers, collect_workers())
 
     def flush(self, force: bool = False) -> None:
         """Write the pending rows when a batch is due (always with ``force``). Inside
