@@ -51,7 +51,7 @@ def main() -> int:
             continue
         rows = run_sql(args.db, "SELECT paper_id, sum(latency_ms) / 1000.0, sum(prompt_tokens), "
                                 "sum(completion_tokens), min(started) FROM calls "
-                                f"WHERE run_id = '{run_id}' GROUP BY paper_id ORDER BY 5").rows
+                                "WHERE run_id = ? GROUP BY paper_id ORDER BY 5", [run_id]).rows
         if not rows:
             continue
         seconds = [float(r[1] or 0.0) for r in rows]
@@ -83,7 +83,8 @@ def _against_recording(db: Path, run_id: str, recorded: list[tuple[str, float, i
     (the first call of each is left out: it pays for the system prompt)."""
     rows = run_sql(db, "SELECT p.text, c.latency_ms / 1000.0, c.completion_tokens FROM calls c "
                        "JOIN papers p USING (paper_id) "
-                       f"WHERE c.run_id = '{run_id}' AND c.status = 'ok' ORDER BY c.started").rows
+                       "WHERE c.run_id = ? AND c.status = 'ok' ORDER BY c.started",
+                  [run_id]).rows
     ratios, same = [], 0
     for text, seconds, completion in rows[1:]:
         head = str(text)[:80]
