@@ -23,6 +23,7 @@ from papersift.extract.runs.rowbuild import RowBuilder, build_all, collect_worke
 from papersift.prompts import load_prompt
 from papersift.schemas import PaperDraft
 from papersift.testing.mock import FakeModel
+from papersift.warehouse.store import Batch
 from tests.conftest import CORPUS
 
 ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json")
@@ -99,14 +100,23 @@ def _comparable(rows: dict[str, list[dict[str, Any]]]) -> dict[str, list[Any]]:
                     for row in found] for table, found in rows.items()}
 
 
+def _one_worker_after_a_chunk(items: list[tuple[Outcome, Job]]) -> tuple[RowBuilder, Batch]:
+    """A one-worker builder that has built the first 16 items, and those rows."""
+    builder = RowBuilder(BUILD, workers=1)
+    for outcome, job in items[:16]:
+        builder.add(outcome, job)
+    return builder, builder.take().rows()  # answered by the worker
+
+
+def _inline(items: list[tuple[Outcome, Job]]) -> Batch:
+    return build_all(BUILD, [(dataclasses.replace(o), j) for o, j in items])
+
+
 def test_a_worker_that_dies_loses_no_rows() -> None:
     items = _outcomes(40)
-    expected = build_all(BUILD, [(dataclasses.replace(o), j) for o, j in items])
-    builder = RowBuilder(BUILD, workers=1)
+    expected = _inline(items)
+    builder, first = _one_worker_after_a_chunk(items)
     try:
-        for outcome, job in items[:16]:
-            builder.add(outcome, job)
-        first = builder.take().rows()  # answered by the worker
         builder._pool[0].process.kill()
         builder._pool[0].process.wait()
         for outcome, job in items[16:]:
@@ -122,12 +132,9 @@ def test_a_worker_that_dies_loses_no_rows() -> None:
 
 def test_raising_the_worker_count_grows_a_started_pool() -> None:
     items = _outcomes(48)
-    expected = build_all(BUILD, [(dataclasses.replace(o), j) for o, j in items])
-    builder = RowBuilder(BUILD, workers=1)
+    expected = _inline(items)
+    builder, first = _one_worker_after_a_chunk(items)
     try:
-        for outcome, job in items[:16]:
-            builder.add(outcome, job)
-        first = builder.take().rows()
         assert len(builder._pool) == 1
         builder.workers = 2
         for outcome, job in items[16:]:
