@@ -14,8 +14,12 @@ assemble_gains; this module puts a draft through them and holds the result.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+import annotated_types
 
 from papersift.extract.domain.assemble_gains import (
     ground_gains,
@@ -51,14 +55,22 @@ from papersift.extract.domain.name_rules import (
     title_name,
 )
 from papersift.extract.domain.wholeword import whole_word
-from papersift.schemas import Benchmark, DraftBenchmark, PaperDraft, PaperExtraction
+from papersift.schemas import (
+    Benchmark,
+    ClaimedGain,
+    DraftBenchmark,
+    PaperDraft,
+    PaperExtraction,
+)
 from papersift.schemas.paper import ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id.
 ASSEMBLY_VERSION = "assemble/18"
 
+_Item = TypeVar("_Item")
+
 __all__ = ["ASSEMBLY_VERSION", "Assembled", "Found", "assemble", "find_name", "result_numbers",
-           "sentence_spans"]
+           "sentence_spans", "stored_cap"]
 
 
 @dataclass
@@ -189,6 +201,27 @@ def _drafted_keys(draft: PaperDraft) -> set[str]:
     return {name_key(n) for n in [*draft.methods, *(b.name for b in draft.benchmarks)]}
 
 
+def stored_cap(field_name: str) -> int:
+    """The stored schema's limit on a list field (PaperExtraction's max_length)."""
+    for rule in PaperExtraction.model_fields[field_name].metadata:
+        if isinstance(rule, annotated_types.MaxLen):
+            return int(rule.max_length)
+    return sys.maxsize
+
+
+def _capped(field_name: str, items: list[_Item], found: list[Found | None],
+            rejected: list[str]) -> tuple[list[_Item], list[Found | None]]:
+    """At most the stored schema's number of items, the model's own first (code's additions
+    come after them); each grounded item beyond the limit is listed in ``rejected``, so a
+    paper that states many results is stored, not lost to a validation error."""
+    cap = stored_cap(field_name)
+    for item in items[cap:]:
+        label = (f"gain {item.value!r} ({item.metric})" if isinstance(item, ClaimedGain)
+                 else str(getattr(item, "name", item)))
+        rejected.append(f"{label}: over the stored limit of {cap} {field_name}")
+    return items[:cap], found[:cap]
+
+
 def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assembled:
     """Ground a draft in its abstract: the stored extraction plus how each item was found.
     ``title``, when the input has one, may name the paper's method (see _from_title)."""
@@ -240,6 +273,11 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
     if missed and len(draft.gains) + len(missed) <= 12:
         draft = draft.model_copy(update={"gains": [*draft.gains, *missed]})
     gains, gain_found, gain_attributes = ground_gains(draft, text, spans, rejected)
+    tasks, task_found = _capped("tasks", tasks, task_found, rejected)
+    methods, method_found = _capped("methods", methods, method_found, rejected)
+    benchmarks, bench_found = _capped("benchmarks", benchmarks, bench_found, rejected)
+    gains, gain_found = _capped("claimed_gains", gains, gain_found, rejected)
+    gain_attributes = gain_attributes[:len(gains)]
     extraction = PaperExtraction(
         contribution_types=_types(draft, benchmarks, text),
         tasks=tasks, methods=methods, benchmarks=benchmarks, claimed_gains=gains,

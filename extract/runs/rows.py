@@ -7,13 +7,15 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import traceback
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from papersift.extract.access.outcomes import Outcome
+from papersift.extract.access.outcomes import Failure, Outcome
 from papersift.extract.domain.assemble import ASSEMBLY_VERSION, Assembled, Found
 from papersift.extract.domain.fields import (
     DEFAULT_FIELDS,
@@ -29,6 +31,10 @@ from papersift.schemas import ClaimedGain, PaperDraft, PaperExtraction
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_TABLE
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.warehouse.store import Batch
+
+# The stage of a failure in papersift's own code after the answer arrived (grounding,
+# assembly, detectors, user fields, row building); the answer itself is cached.
+AFTER_ANSWER_STAGE = "grounding"
 
 
 def _now() -> datetime:
@@ -152,47 +158,74 @@ def outcome_batch(
         batch.add("calls", {"run_id": run_id, "paper_id": outcome.paper_id,
                             "cache_key": outcome.cache_key, **call.__dict__})
     answer = outcome.draft or outcome.extraction
+    failure = outcome.failure or UNKNOWN_FAILURE
     if answer is not None:
         raw = answer.model_dump(mode="json", exclude_none=outcome.draft is not None)
-        grounded = (ground(outcome.draft, job.text, fields, job.title)
-                    if outcome.draft is not None else None)
-        assembled = grounded.assembled if grounded is not None else None
-        extraction = assembled.extraction if assembled is not None else outcome.extraction
-        assert extraction is not None
-        extraction_id = extraction_id_for(outcome.cache_key, raw, job.title)
-        extraction_rows(
-            batch,
-            paper_id=outcome.paper_id,
-            text=job.text,
-            extraction=extraction,
-            assembled=assembled,
-            extra=grounded.extra if grounded is not None else None,
-            raw=raw,
-            extraction_id=extraction_id,
-            common={**provenance, "run_id": run_id, "cache_key": outcome.cache_key,
-                    "asks": outcome.asks, "lenient": False},
-        )
-        if not outcome.from_cache:
+        if not outcome.from_cache:  # paid for: cached even when its rows cannot be built
             batch.add("llm_cache", {
                 "cache_key": outcome.cache_key, "response_json": raw,
                 "lenient": False, "model": model,
                 "asks": outcome.asks, "prompt_tokens": outcome.prompt_tokens,
                 "completion_tokens": outcome.completion_tokens, "created": now,
             })
-        batch.add("run_papers", {"run_id": run_id, "paper_id": outcome.paper_id,
-                                 "outcome": "cached" if outcome.from_cache else "extracted",
-                                 "extraction_id": extraction_id, "recorded": now})
-    else:
-        failure = outcome.failure or UNKNOWN_FAILURE
-        batch.add("failures", {"run_id": run_id, "paper_id": outcome.paper_id,
-                               "file": job.file, "position": job.position,
-                               "stage": failure.stage,
-                               "reason": failure.reason, "detail": failure.detail,
-                               "created": now})
-        batch.add("run_papers", {"run_id": run_id, "paper_id": outcome.paper_id,
-                                 "outcome": "failed", "extraction_id": None,
-                                 "recorded": now})
+        try:
+            paper = _answer_rows(outcome, job, raw, run_id=run_id, provenance=provenance,
+                                 fields=fields)
+        except Exception as error:  # one paper's bug never stops a run
+            failure = after_answer_failure(error)
+        else:
+            batch.extend(paper)
+            batch.add("run_papers", {"run_id": run_id, "paper_id": outcome.paper_id,
+                                     "outcome": "cached" if outcome.from_cache
+                                     else "extracted",
+                                     "extraction_id": paper.rows["extractions"][0]["extraction_id"],
+                                     "recorded": now})
+            return batch
+    batch.add("failures", {"run_id": run_id, "paper_id": outcome.paper_id,
+                           "file": job.file, "position": job.position,
+                           "stage": failure.stage,
+                           "reason": failure.reason, "detail": failure.detail,
+                           "created": now})
+    batch.add("run_papers", {"run_id": run_id, "paper_id": outcome.paper_id,
+                             "outcome": "failed", "extraction_id": None,
+                             "recorded": now})
     return batch
+
+
+def _answer_rows(outcome: Outcome, job: Job, raw: dict[str, Any], *, run_id: str,
+                 provenance: dict[str, Any], fields: FieldSet) -> Batch:
+    """The grounded extraction of one answer as rows (grounding, assembly, detectors, user
+    fields, row building): everything papersift's own code does after the answer."""
+    paper = Batch()
+    grounded = (ground(outcome.draft, job.text, fields, job.title)
+                if outcome.draft is not None else None)
+    assembled = grounded.assembled if grounded is not None else None
+    extraction = assembled.extraction if assembled is not None else outcome.extraction
+    if extraction is None:
+        raise ValueError("the answer has neither a draft nor an extraction")
+    extraction_rows(
+        paper,
+        paper_id=outcome.paper_id,
+        text=job.text,
+        extraction=extraction,
+        assembled=assembled,
+        extra=grounded.extra if grounded is not None else None,
+        raw=raw,
+        extraction_id=extraction_id_for(outcome.cache_key, raw, job.title),
+        common={**provenance, "run_id": run_id, "cache_key": outcome.cache_key,
+                "asks": outcome.asks, "lenient": False},
+    )
+    return paper
+
+
+def after_answer_failure(error: BaseException) -> Failure:
+    """The failure row of a paper whose answer arrived but whose rows papersift's own code
+    could not build: the stage, the error's kind and its message, one line each."""
+    where = traceback.extract_tb(error.__traceback__)[-1:] if error.__traceback__ else []
+    place = f" (at {Path(where[0].filename).name}:{where[0].lineno})" if where else ""
+    message = " ".join(str(error).split())[:500]
+    return Failure(stage=AFTER_ANSWER_STAGE, reason=f"internal: {type(error).__name__}",
+                   detail=f"{message}{place}")
 
 
 def cached_outcome(paper_id: str, cache_key: str, hit: dict[str, Any],

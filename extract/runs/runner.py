@@ -35,6 +35,7 @@ from papersift.extract.runs.rowbuild import (
     default_workers,
 )
 from papersift.extract.runs.rows import (
+    AFTER_ANSWER_STAGE,
     new_run_id,
     outcome_batch,
     papersift_version,
@@ -192,6 +193,10 @@ class Runner:
         # dispatching; a DuckDB write (insert + CHECKPOINT) takes tens of milliseconds.
         self._writer: ThreadPoolExecutor | None = None
         self._writing: Future[None] | None = None
+        # Papers whose answer arrived but whose rows failed to build: found by the writer,
+        # moved from the extracted (or cached) count to the failed one by _count_late.
+        self._late_failures: list[dict[str, Any]] = []
+        self._cached_ids: set[str] = set()
         endpoint = extractor.endpoint
         # What produced this run's answers: stored on the run and on each extraction.
         self.provenance = {
@@ -280,6 +285,7 @@ class Runner:
                 self.flush(force=True)
             finally:
                 self.stop_row_workers()
+            self._count_late()
             self.summary.status = status
             self.summary.seconds = time.monotonic() - started
             self.store.end(self.run_id, status, self.summary.counts())
@@ -351,6 +357,7 @@ class Runner:
         if outcome.ok:
             if outcome.from_cache:
                 summary.n_cached += 1
+                self._cached_ids.add(outcome.paper_id)
             else:
                 summary.n_extracted += 1
             summary.n_reasked += outcome.asks > 1 and not outcome.from_cache
@@ -360,8 +367,22 @@ class Runner:
             summary.failures.append((outcome.paper_id, failure.reason, failure.detail))
             if failure.stage == "budget":
                 self.stopped_by_budget = True
+        self._count_late()
         self.progress("advance", summary)
         self.flush()
+
+    def _count_late(self) -> None:
+        """Count as failed the papers whose rows papersift could not build (the writer
+        thread lists them; this runs where the summary is kept)."""
+        while self._late_failures:
+            row = self._late_failures.pop()
+            summary = self.summary
+            if row["paper_id"] in self._cached_ids:
+                summary.n_cached -= 1
+            else:
+                summary.n_extracted -= 1
+            summary.n_failed += 1
+            summary.failures.append((row["paper_id"], row["reason"], row["detail"]))
 
     @contextmanager
     def holding_writes(self) -> Iterator[None]:
@@ -416,7 +437,10 @@ class Runner:
 
     def _write(self, pending: Pending) -> None:
         """Write pending rows (waiting for those still built in a worker)."""
-        self.store.write(pending.rows())
+        rows = pending.rows()
+        self._late_failures.extend(row for row in rows.rows.get("failures", ())
+                                   if row["stage"] == AFTER_ANSWER_STAGE)
+        self.store.write(rows)
 
     def _take_pending(self) -> Pending:
         self._last_flush = time.monotonic()
