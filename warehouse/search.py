@@ -333,14 +333,15 @@ def stored_vector(con: duckdb.DuckDBPyConnection, paper_id: str, model_id: str) 
 
 def paper_fields(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]
                  ) -> dict[str, dict[str, Any]]:
-    """The wide fields of some papers (text, tasks, methods, benchmarks, types, area)."""
+    """The wide fields of some papers (title, the file's id, text, tasks, methods,
+    benchmarks, types, area)."""
     if not paper_ids:
         return {}
     has_areas = _count(con, "SELECT count(*) FROM topic_runs") > 0
     area = ("(SELECT area_id || ' ' || label FROM paper_areas pa WHERE pa.paper_id = "
             "s.paper_id)" if has_areas else "NULL")
     cursor = con.execute(
-        f"SELECT s.paper_id, s.text, s.tasks, s.methods, s.benchmarks, s.contribution_types, "
+        f"SELECT s.paper_id, s.title, s.source_id, s.text, s.tasks, s.methods, s.benchmarks, s.contribution_types, "
         f"s.claimed_gains, {area} AS area FROM paper_summary s WHERE s.paper_id IN "
         "(SELECT unnest(?))", [list(paper_ids)])
     columns = [d[0] for d in cursor.description or []]

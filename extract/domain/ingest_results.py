@@ -22,6 +22,8 @@ class Occurrence:
     year: int | None
     source_id: str | None
     title: str | None
+    url: str | None = None  # the record's link to the paper, when it has one
+    extra: str | None = None  # the record's other plain fields, as a JSON object
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,14 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from papersift.extract.domain.ingest_results import Chunker, Occurrence
-from papersift.extract.domain.records import optional_text, optional_year, storable
+from papersift.extract.domain.records import (
+    LINK_KEYS,
+    optional_text,
+    optional_year,
+    record_extra,
+    record_link,
+    storable,
+)
 
 PARQUET_BATCH_ROWS = 1_024
 
@@ -205,7 +212,7 @@ def parquet_columns_and_rows(path: Path) -> tuple[list[str], Iterator[_Row | _Ba
     return names, rows()
 
 
-_TABLE_COLUMNS = ("abstract", "id", "title", "venue", "year")
+_TABLE_COLUMNS = ("abstract", "id", "title", "venue", "year", *LINK_KEYS)
 
 
 def _parquet_row(row: Any, wanted: Mapping[str, str], index: int) -> _Row | _BadRow:
@@ -329,6 +336,8 @@ def _take_row_checked(shown: str, row: _Row | _BadRow, chunker: Chunker) -> None
         year=fields["year"],
         source_id=fields["id"],
         title=fields["title"],
+        url=record_link(row.values),
+        extra=record_extra(row.values, _TABLE_COLUMNS),
     )
     before = len(chunker.problems)
     if row.suspect:

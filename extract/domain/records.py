@@ -4,6 +4,7 @@ print) into a named problem instead of an error that stops the run."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
@@ -92,3 +93,42 @@ def _show(value: Any, limit: int = 40) -> str:
         shown = f"<{type(value).__name__} too long to print>"
     shown = storable(shown)
     return shown if len(shown) <= limit else shown[:limit] + "…"
+
+
+# Keys a record may give its link under, most specific first.
+LINK_KEYS = ("url", "openreview_url", "paper_url", "pdf_url", "html_url", "link", "pdf", "doi")
+MAX_EXTRA_CHARS = 4_000  # the record's other fields, as JSON, are kept up to this size
+
+
+def record_link(values: dict[str, Any]) -> str | None:
+    """The record's link to its paper: the first link key with a plain-text value."""
+    for key in LINK_KEYS:
+        text, _ = optional_text(key, values.get(key))
+        if text:
+            return text
+    return None
+
+
+def record_extra(values: dict[str, Any], known: tuple[str, ...]) -> str | None:
+    """The record's other fields (a conference file's primary_area, keywords, status...)
+    as a JSON object: text, numbers, booleans and lists of them, each kept while the
+    whole stays under MAX_EXTRA_CHARS; None when there are none."""
+    kept: dict[str, Any] = {}
+    size = 2
+    for key, value in values.items():
+        if key in known or not _plain(value):
+            continue
+        piece = json.dumps({key: value}, ensure_ascii=False)
+        if size + len(piece) > MAX_EXTRA_CHARS or surrogate_at(piece) is not None:
+            continue
+        kept[key] = value
+        size += len(piece)
+    return json.dumps(kept, ensure_ascii=False) if kept else None
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, str | int | bool):
+        return True
+    return isinstance(value, list) and all(isinstance(v, str | int | bool) for v in value)

@@ -64,13 +64,22 @@ def _filter_options(func: Callable[P, R]) -> Callable[P, R]:
 def _rows(hits: list[Any], *, with_ranks: bool) -> list[dict[str, Any]]:
     rows = []
     for rank, hit in enumerate(hits, start=1):
-        row: dict[str, Any] = {"rank": rank, "paper_id": hit.paper_id, "score": round(hit.score, 5)}
+        row: dict[str, Any] = {"rank": rank, "paper_id": hit.paper_id,
+                               "title": hit.fields.get("title"),
+                               "source_id": hit.fields.get("source_id"),
+                               "score": round(hit.score, 5)}
         if with_ranks:
             row |= {"keyword_rank": hit.keyword_rank, "vector_rank": hit.vector_rank}
         row["snippet"] = hit.snippet
         row |= {name: hit.fields.get(name) for name in FIELDS}
         rows.append(row)
     return rows
+
+
+def paper_label(row: dict[str, Any]) -> str:
+    """How a paper is shown: its title, else the input file's own id, else a short hash."""
+    return str(row.get("title") or row.get("source_id")
+               or row["paper_id"].removeprefix("sha256:")[:12])
 
 
 def _print(rows: list[dict[str, Any]], fmt: str, out: Console, title: str) -> None:
@@ -87,7 +96,7 @@ def _print(rows: list[dict[str, Any]], fmt: str, out: Console, title: str) -> No
         return
     table = Table(title=title, show_lines=True)
     table.add_column("#", justify="right")
-    table.add_column("paper", overflow="fold", max_width=14)
+    table.add_column("paper", overflow="fold", max_width=28)
     table.add_column("score", justify="right")
     table.add_column("snippet", overflow="fold", ratio=3)
     table.add_column("fields", overflow="fold", ratio=2)
@@ -95,7 +104,7 @@ def _print(rows: list[dict[str, Any]], fmt: str, out: Console, title: str) -> No
         marked = escape(row["snippet"]).replace("«", "[bold yellow]").replace("»", "[/]")
         fields = "\n".join(f"[dim]{name}:[/] {escape(str(row[name]))}" for name in FIELDS
                            if row.get(name))
-        table.add_row(str(row["rank"]), row["paper_id"].removeprefix("sha256:")[:12],
+        table.add_row(str(row["rank"]), escape(paper_label(row)),
                       f"{row['score']:.4f}", marked, fields)
     out.print(table)
 
@@ -168,7 +177,7 @@ def register(cli: click.Group, db_option: Callable[[Any], Any],
         if origin is not None:
             for row in rows:
                 row["shared"] = "; ".join(_shared(origin, row))
-        title = f"like {origin['paper_id'][:19] if origin else repr(text)}"
+        title = f"like {paper_label(origin) if origin else repr(text)}"
         _print(rows, fmt, out, title)
 
     @cli.command("areas")

@@ -52,7 +52,8 @@ def canonical_paths() -> Callable[[str], str]:
 def _source_row(paper_id: str, occ: Occurrence, file: str, now: datetime) -> dict[str, Any]:
     return {"paper_id": paper_id, "file": file, "position": occ.position, "line": occ.line,
             "collection": occ.collection, "venue": occ.venue, "year": occ.year,
-            "source_id": occ.source_id, "title": occ.title, "first_seen": now}
+            "source_id": occ.source_id, "title": occ.title, "url": occ.url,
+            "extra": occ.extra, "first_seen": now}
 
 
 def ingest_batch(result: IngestResult, run_id: str | None) -> Batch:
