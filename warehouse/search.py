@@ -341,7 +341,8 @@ def paper_fields(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]
     area = ("(SELECT area_id || ' ' || label FROM paper_areas pa WHERE pa.paper_id = "
             "s.paper_id)" if has_areas else "NULL")
     cursor = con.execute(
-        f"SELECT s.paper_id, s.title, s.source_id, s.text, s.tasks, s.methods, s.benchmarks, s.contribution_types, "
+        "SELECT s.paper_id, s.title, s.source_id, s.text, s.tasks, s.methods, s.benchmarks, "
+        f"s.contribution_types, "
         f"s.claimed_gains, {area} AS area FROM paper_summary s WHERE s.paper_id IN "
         "(SELECT unnest(?))", [list(paper_ids)])
     columns = [d[0] for d in cursor.description or []]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 YEAR_MIN, YEAR_MAX = 1, 9999
@@ -100,7 +101,7 @@ LINK_KEYS = ("url", "openreview_url", "paper_url", "pdf_url", "html_url", "link"
 MAX_EXTRA_CHARS = 4_000  # the record's other fields, as JSON, are kept up to this size
 
 
-def record_link(values: dict[str, Any]) -> str | None:
+def record_link(values: Mapping[str, Any]) -> str | None:
     """The record's link to its paper: the first link key with a plain-text value."""
     for key in LINK_KEYS:
         text, _ = optional_text(key, values.get(key))
@@ -109,7 +110,7 @@ def record_link(values: dict[str, Any]) -> str | None:
     return None
 
 
-def record_extra(values: dict[str, Any], known: tuple[str, ...]) -> str | None:
+def record_extra(values: Mapping[str, Any], known: tuple[str, ...]) -> str | None:
     """The record's other fields (a conference file's primary_area, keywords, status...)
     as a JSON object: text, numbers, booleans and lists of them, each kept while the
     whole stays under MAX_EXTRA_CHARS; None when there are none."""
