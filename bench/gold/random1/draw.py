@@ -79,8 +79,11 @@ def draw(source: Path) -> tuple[list[dict[str, object]], dict[str, int]]:
     sampled: list[tuple[int, int, dict[str, object]]] = []
     excluded: dict[str, int] = {}
     for order, (name, (venue, year)) in enumerate(FILES.items()):
-        rows = [json.loads(line) for line in
-                (source / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = [
+            json.loads(line)
+            for line in (source / name).read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
         keep = []
         for line_no, row in enumerate(rows, start=1):
             if paper_id_for(row["abstract"]) in ids or title_key(row["title"]) in titles:
@@ -90,10 +93,21 @@ def draw(source: Path) -> tuple[list[dict[str, object]], dict[str, int]]:
         keep.sort(key=lambda pair: str(pair[1]["id"]))
         chosen = random.Random(f"{SEED}:{name}").sample(keep, PER_FILE)
         for line_no, row in chosen:
-            sampled.append((order, line_no, {
-                "source_id": row["id"], "title": row["title"], "venue": venue, "year": year,
-                "source_file": name, "source_line": line_no, "abstract": row["abstract"],
-            }))
+            sampled.append(
+                (
+                    order,
+                    line_no,
+                    {
+                        "source_id": row["id"],
+                        "title": row["title"],
+                        "venue": venue,
+                        "year": year,
+                        "source_file": name,
+                        "source_line": line_no,
+                        "abstract": row["abstract"],
+                    },
+                )
+            )
     sampled.sort(key=lambda item: (item[0], item[1]))
     records = []
     for number, (_, _, record) in enumerate(sampled, start=1):

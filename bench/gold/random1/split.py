@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from draw import HERE, REPO, split_ids  # noqa: E402
+from draw import HERE, REPO, split_ids
 
 CORPUS = "bench/gold/random1/abstracts.jsonl"
 HEADER = {
@@ -46,7 +46,8 @@ def main(argv: list[str]) -> int:
     for name, ids in (("tune", tune), ("heldout", heldout)):
         out = {**HEADER, "split": name, "papers": [papers[i] for i in ids]}
         (HERE / f"{name}.gold.json").write_text(
-            json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
         print(f"{name}: {len(ids)} papers")
     return 0
 
