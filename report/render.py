@@ -238,11 +238,22 @@ def _area_of(data: ReportData) -> Callable[[PaperCard], str]:
     return area
 
 
-def render_html(data: ReportData) -> str:
-    """The whole page as a string."""
+# Cards drawn when the page opens, and cards per page drawn after them.
+FIRST_PAGE = 200
+PAGE_SIZE = 500
+
+
+def render_html(data: ReportData, *, first_page: int = FIRST_PAGE,
+                page_size: int = PAGE_SIZE) -> str:
+    """The whole page as a string: the first ``first_page`` cards drawn, the others in
+    inert <template> pages of ``page_size`` that the page draws as the reader scrolls,
+    filters or searches (a conference's 6,000 cards would take the browser half a
+    minute to lay out at once)."""
     template = _environment().get_template("report.html.j2")
     mapped = map_data(data)
     return template.render(
+        first_page=max(1, first_page),
+        page_size=max(1, page_size),
         topic_map=data.topic_map,
         map_json=script_json(mapped) if mapped else None,
         map_script=_inline_script(ASSETS / "map.js"),
@@ -283,11 +294,12 @@ class WrittenReport:
 
 
 def write_report(db_path: str | Path, out: str | Path, *, price: Price | None = None,
-                 top: int = 10) -> WrittenReport:
+                 top: int = 10, first_page: int = FIRST_PAGE,
+                 page_size: int = PAGE_SIZE) -> WrittenReport:
     """Read the warehouse (read-only) and write the report to ``out``."""
     started = time.perf_counter()
     data = load_report(db_path, top=top, price=price)
-    page = render_html(data).encode("utf-8")
+    page = render_html(data, first_page=first_page, page_size=page_size).encode("utf-8")
     path = Path(out)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -160,3 +160,26 @@ def test_screenshot(browser: Any, report_page: Path, tmp_path: Path) -> None:
     assert browser.save_screenshot(str(shot))
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 20_000
+
+
+def test_a_large_report_draws_its_cards_in_pages(browser: Any, corpus_db: Path,
+                                                 tmp_path: Path) -> None:
+    """A conference's cards are drawn page by page (issue 25): 10 at first here, 20 more
+    per page; a filter or a search draws them all first, so it still sees every paper."""
+    out = tmp_path / "paged.html"
+    write_report(corpus_db, out, first_page=10, page_size=20)
+    browser.get(out.as_uri())
+    drawn = "return document.querySelectorAll('article.card').length"
+    assert browser.execute_script(drawn) == 10
+    assert _shown_label(browser) == "10 of 63 papers drawn"
+    browser.execute_script("document.getElementById('show-more').click()")
+    assert browser.execute_script(drawn) == 30
+    browser.execute_script("""
+        const box = document.getElementById('search');
+        box.value = 'the';
+        box.dispatchEvent(new Event('input'));""")
+    assert browser.execute_script(drawn) == 63
+    visible = _visible_cards(browser)
+    assert 0 < visible <= 63 and _shown_label(browser) == f"{visible} of 63 papers"
+    assert browser.execute_script(
+        "return document.getElementById('more-cards').hidden") is True

@@ -10,7 +10,6 @@
   var source = document.getElementById("map-data");
   if (!source) { return; }
   var map = JSON.parse(source.textContent);
-  var cards = Array.prototype.slice.call(document.querySelectorAll("article.card"));
   var RRF_K = 60, DEPTH = 100, SEEDS = 3;
   var STOP = {};
   ("a an and are as at be by for from in into is it of on or that the their this to with " +
@@ -32,21 +31,26 @@
     }).map(stem);
   }
 
-  // BM25 statistics over the abstracts, built once.
-  var docs = cards.map(function (card) {
-    var abstract = card.querySelector(".abstract");
-    var counts = {}, words = tokens(abstract ? abstract.textContent : card.textContent);
-    words.forEach(function (w) { counts[w] = (counts[w] || 0) + 1; });
-    return { counts: counts, length: words.length };
-  });
-  var df = {}, total = 0;
-  docs.forEach(function (doc) {
-    total += doc.length;
-    Object.keys(doc.counts).forEach(function (w) { df[w] = (df[w] || 0) + 1; });
-  });
-  var avgdl = total / Math.max(docs.length, 1);
+  // BM25 statistics over the abstracts, built at the first search (every card drawn).
+  var docs = null, df = {}, avgdl = 1;
+  function buildDocs() {
+    if (docs) { return; }
+    docs = window.papersiftAllCards().map(function (card) {
+      var abstract = card.querySelector(".abstract");
+      var counts = {}, words = tokens(abstract ? abstract.textContent : card.textContent);
+      words.forEach(function (w) { counts[w] = (counts[w] || 0) + 1; });
+      return { counts: counts, length: words.length };
+    });
+    var total = 0;
+    docs.forEach(function (doc) {
+      total += doc.length;
+      Object.keys(doc.counts).forEach(function (w) { df[w] = (df[w] || 0) + 1; });
+    });
+    avgdl = total / Math.max(docs.length, 1);
+  }
 
   function bm25(query) {
+    buildDocs();
     var terms = tokens(query), scores = [];
     docs.forEach(function (doc, position) {
       var score = 0;
@@ -84,6 +88,7 @@
   function showArea(areaId, paperPosition) {
     areaSelect.value = areaId === null ? "" : String(areaId);
     window.papersiftApplyFilters();
+    var cards = window.papersiftAllCards();
     var target = paperPosition === undefined ? document.getElementById("papers")
       : cards[paperPosition];
     if (paperPosition !== undefined) {

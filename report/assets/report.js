@@ -3,7 +3,27 @@
 (function () {
   "use strict";
 
+  // Cards past the first page wait in inert <template> pages until the reader scrolls to
+  // them, or filters or searches (which need every card).
+  var pages = Array.prototype.slice.call(document.querySelectorAll("template.card-page"));
+  var more = document.getElementById("more-cards");
   var cards = Array.prototype.slice.call(document.querySelectorAll("article.card"));
+  var total = cards.length + pages.reduce(function (sum, page) {
+    return sum + page.content.querySelectorAll("article.card").length;
+  }, 0);
+  function drawNextPage() {
+    var page = pages.shift();
+    if (page) {
+      var added = Array.prototype.slice.call(page.content.querySelectorAll("article.card"));
+      page.replaceWith(page.content);
+      cards = cards.concat(added);
+    }
+    if (!pages.length && more) { more.hidden = true; }
+    if (shown && !filtered) { shown.textContent = cards.length + " of " + total + " papers drawn"; }
+  }
+  function drawAll() { while (pages.length) { drawNextPage(); } return cards; }
+  window.papersiftAllCards = drawAll;
+  var filtered = false;
   var controls = {
     search: document.getElementById("search"),
     task: document.getElementById("filter-task"),
@@ -19,22 +39,37 @@
   var anchor = document.getElementById("none-shown");
   var shown = document.getElementById("shown");
   var noneShown = document.getElementById("none-shown");
+  if (pages.length) {
+    shown.textContent = cards.length + " of " + total + " papers drawn";
+    document.getElementById("show-more").addEventListener("click", drawNextPage);
+    document.getElementById("show-all").addEventListener("click", drawAll);
+    if ("IntersectionObserver" in window) {
+      new IntersectionObserver(function (entries) {
+        if (entries.some(function (e) { return e.isIntersecting; })) { drawNextPage(); }
+      }, { rootMargin: "800px" }).observe(more);
+    }
+  }
 
-  // What each card can be filtered on, read once.
-  var index = cards.map(function (card) {
-    return {
-      card: card,
-      text: card.textContent.toLowerCase(),
-      tasks: JSON.parse(card.dataset.tasks),
-      benchmarks: JSON.parse(card.dataset.benchmarks),
-      types: JSON.parse(card.dataset.types),
-      numbers: card.dataset.numbers === "1",
-      flagged: card.dataset.flagged === "1",
-      area: card.dataset.area || "",
-    };
-  });
-  // the original order, restored when the search box is emptied
-  var order = cards.slice();
+  // What each card can be filtered on, read once, when the first filter is used.
+  var index = null, order = null;
+  function ensureIndex() {
+    if (index) { return; }
+    drawAll();
+    index = cards.map(function (card) {
+      return {
+        card: card,
+        text: card.textContent.toLowerCase(),
+        tasks: JSON.parse(card.dataset.tasks),
+        benchmarks: JSON.parse(card.dataset.benchmarks),
+        types: JSON.parse(card.dataset.types),
+        numbers: card.dataset.numbers === "1",
+        flagged: card.dataset.flagged === "1",
+        area: card.dataset.area || "",
+      };
+    });
+    // the original order, restored when the search box is emptied
+    order = cards.slice();
+  }
 
   function place(sequence) {
     if (!container) { return; }
@@ -42,6 +77,8 @@
   }
 
   function applyFilters() {
+    ensureIndex();
+    filtered = true;
     var terms = controls.search.value.toLowerCase().split(/\s+/).filter(Boolean);
     var task = controls.task.value, benchmark = controls.benchmark.value, type = controls.type.value;
     var area = controls.area ? controls.area.value : "";
@@ -96,16 +133,17 @@
       if (keys.indexOf(key) !== -1) { element.classList.toggle("focus", on); }
     });
   }
-  cards.forEach(function (card) {
-    card.addEventListener("mouseover", function (event) {
+  if (container) {
+    container.addEventListener("mouseover", function (event) {
       var target = event.target.closest(".item[data-key], .hl[data-items]");
-      if (!target) { return; }
+      var card = event.target.closest("article.card");
+      if (!target || !card) { return; }
       var key = target.dataset.key || target.dataset.items.split(" ")[0];
       focusKey(card, key, true);
       target.addEventListener("mouseleave", function () { focusKey(card, key, false); },
         { once: true });
     });
-  });
+  }
 
   // Charts.
   var data = JSON.parse(document.getElementById("report-data").textContent);
