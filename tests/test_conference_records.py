@@ -51,3 +51,26 @@ def test_a_conference_record_keeps_its_names_and_papers_show_by_title(tmp_path: 
     assert papers["2024.emnlp-main.7"]["title"] == "Counting Words Twice"
     header = next(iter(papers.values()))
     assert list(header)[:4] == ["paper_id", "title", "source_id", "url"]
+
+
+def test_a_sample_is_seeded_stable_and_grows_without_paying_twice(tmp_path: Path) -> None:
+    """--sample N extracts N abstracts drawn by a seeded hash (issue 25: the path for a
+    user with no key and a whole conference), ingests them all, and a larger sample keeps
+    the smaller one's papers, so its rerun pays only for the new ones."""
+    from papersift.extract.domain.sampling import seeded_sample
+    from tests.conftest import CORPUS
+
+    db = tmp_path / "w.duckdb"
+    model = FakeModel()
+    _, first = run_inputs([str(CORPUS)], RunSettings(db=db, sample=10, sample_seed=7),
+                          transport=model.transport(), endpoint=ENDPOINT)
+    assert (first.n_abstracts, first.n_extracted, model.requests) == (10, 10, 10)
+    assert stored_rows(db, "SELECT count(*) FROM papers")[0][0] == 63  # all ingested
+    sampled = {row[0] for row in stored_rows(db, "SELECT paper_id FROM extractions")}
+    every = {row[0] for row in stored_rows(db, "SELECT paper_id FROM papers")}
+    assert sampled == seeded_sample(sorted(every), 10, 7) == seeded_sample(every, 10, 7)
+    assert seeded_sample(every, 10, 8) != sampled  # the seed matters
+
+    _, second = run_inputs([str(CORPUS)], RunSettings(db=db, sample=25, sample_seed=7),
+                           transport=model.transport(), endpoint=ENDPOINT)
+    assert (second.n_cached, second.n_extracted, model.requests) == (10, 15, 25)

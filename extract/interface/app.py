@@ -27,6 +27,7 @@ from papersift.extract.domain.evaluate import Evaluation, GoldError, evaluate, l
 from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, load_fields, prompt_for
 from papersift.extract.domain.ingest import DEFAULT_CHUNK_PAPERS, DEFAULT_MAX_CHARS, ingest_stream
 from papersift.extract.domain.prices import Pricing, pricing_for
+from papersift.extract.domain.sampling import seeded_sample
 from papersift.extract.runs.batch import (
     BatchDispatch,
     BatchError,
@@ -79,6 +80,9 @@ class RunSettings:
     # Processes that ground answers and build rows off the event loop (runs/rowbuild.py);
     # None: one per spare CPU (at most 4) from --concurrency 16 on, else none.
     row_workers: int | None = None
+    # Extract only a seeded random sample of this many abstracts (all are still ingested).
+    sample: int | None = None
+    sample_seed: int = 0
 
 
 def ingest_only(
@@ -227,6 +231,7 @@ def run_inputs(
     """
     run_id = new_run_id()
     report = IngestReport(files=0, occurrences=0, papers=0, new_papers=0, problems=[])
+    chosen = sampled_papers(inputs, settings)
 
     def streamed(runner: Runner) -> Iterator[list[Job]]:
         for chunk in ingest_stream(inputs, max_chars=settings.max_chars,
@@ -236,7 +241,8 @@ def run_inputs(
             report.occurrences += chunk.occurrences
             report.papers += len(chunk.papers)
             report.problems.extend(chunk.problems)
-            yield jobs_from(chunk)
+            jobs = jobs_from(chunk)
+            yield jobs if chosen is None else [job for job in jobs if job.paper_id in chosen]
 
     with Warehouse(settings.db) as warehouse:
         before = _papers_stored(warehouse)
@@ -248,6 +254,18 @@ def run_inputs(
         summary.input_problems = [p for p in report.problems if p.reason != "too_long"]
         entities_after_run(warehouse)
     return report, summary
+
+
+def sampled_papers(inputs: Sequence[str], settings: RunSettings) -> set[str] | None:
+    """The papers a ``--sample N`` run extracts (a first, read-only pass over the inputs),
+    or None when the run extracts every paper."""
+    if settings.sample is None:
+        return None
+    ids = (paper.paper_id
+           for chunk in ingest_stream(inputs, max_chars=settings.max_chars,
+                                      chunk_papers=STREAM_CHUNK_PAPERS)
+           for paper in chunk.papers)
+    return seeded_sample(ids, settings.sample, settings.sample_seed)
 
 
 def extract_stored(
@@ -272,6 +290,10 @@ def extract_stored(
         rows = reads.papers_to_extract(warehouse.con, only_missing=only_missing,
                                        paper_ids=paper_ids)
         jobs = jobs_for_stored(rows, settings.max_chars)
+        if settings.sample is not None:  # a sample of the papers this command would extract
+            keep = seeded_sample((job.paper_id for job in jobs), settings.sample,
+                                 settings.sample_seed)
+            jobs = [job for job in jobs if job.paper_id in keep]
         summary = _extract_jobs(
             warehouse, _as_chunks(jobs), settings, run_id=run_id, inputs=["<warehouse>"],
             progress=progress, transport=transport, endpoint=endpoint, on_poll=on_poll,
@@ -416,10 +438,11 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
            if settings.use_cache and settings.db.exists() else None)
     abstracts = skipped = cached = 0
     sent = prompt_tokens = 0
+    chosen = sampled_papers(inputs, settings)
     try:  # chunk by chunk, so a corpus of millions is estimated in bounded memory
         for chunk in ingest_stream(inputs, max_chars=settings.max_chars,
                                    chunk_papers=STREAM_CHUNK_PAPERS):
-            jobs = jobs_from(chunk)
+            jobs = [job for job in jobs_from(chunk) if chosen is None or job.paper_id in chosen]
             abstracts += len(jobs)
             skipped += sum(1 for job in jobs if job.skip is not None)
             keys = {job.paper_id: keys_only.key_for(job.text)

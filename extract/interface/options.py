@@ -115,6 +115,11 @@ RUN_OPTIONS: tuple[Option, ...] = (
            "US$ per million prompt and completion tokens for this model, instead of the "
            "price table (extract/domain/prices.toml, PAPERSIFT_PRICES).",
            type=(float, float), metavar="IN OUT"),
+    Option("--sample", "run.sample",
+           "Extract a seeded random sample of this many abstracts (all are ingested); the "
+           "same inputs and --sample-seed give the same papers, so a rerun or a larger "
+           "sample pays only for new ones.", type=click.IntRange(min=1)),
+    Option("--sample-seed", "run.sample_seed", "The seed of --sample.", type=int, default=0),
     Option("--no-cache", "run.use_cache", "Ask the model even when a cached answer exists.",
            is_flag=True, invert=True),
     Option("--max-reasks", "run.max_reasks",
