@@ -23,6 +23,8 @@ class LeaderRow:
     baseline: str | None
     paper_id: str
     evidence: str
+    title: str | None = None
+    papers: int = 1  # papers with a result on this benchmark and metric
 
 
 def entity_aliases(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, ...]]:
@@ -32,14 +34,19 @@ def entity_aliases(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, ...]]
 
 
 def load_leaderboard(con: duckdb.DuckDBPyConnection, limit: int = 500) -> list[LeaderRow]:
-    """The leaderboard, benchmarks with the most results first."""
+    """The leaderboard: the benchmark-and-metric pairs that two or more papers report
+    first (most papers first), then the rest; each row names its paper by title."""
     rows = con.execute("""
-        SELECT benchmark, metric, direction, method, score, improvement, efficiency, unit,
-               baseline, paper_id, evidence
-        FROM leaderboard
-        ORDER BY count(*) OVER (PARTITION BY benchmark_id, benchmark) DESC, benchmark, metric,
-                 score IS NULL, CASE WHEN direction = 'lower' THEN score ELSE -score END,
-                 improvement DESC, paper_id
+        WITH shared AS (
+            SELECT benchmark, metric, count(DISTINCT paper_id) AS papers
+            FROM leaderboard GROUP BY benchmark, metric
+        )
+        SELECT l.benchmark, l.metric, l.direction, l.method, l.score, l.improvement,
+               l.efficiency, l.unit, l.baseline, l.paper_id, l.evidence, l.title, s.papers
+        FROM leaderboard l JOIN shared s USING (benchmark, metric)
+        ORDER BY s.papers DESC, l.benchmark, l.metric, l.score IS NULL,
+                 CASE WHEN l.direction = 'lower' THEN l.score ELSE -l.score END,
+                 l.improvement DESC, l.paper_id
         LIMIT ?
     """, [limit]).fetchall()
     return [LeaderRow(*row) for row in rows]
