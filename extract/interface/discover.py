@@ -97,9 +97,9 @@ def index_collection(db: str | Path, *, areas: bool = True, k: int | None = None
                      embedder: Embedder | None = None) -> IndexSummary:
     """Vectors for new papers, the keyword index, and (when the papers changed, or
     ``remap`` or ``k`` is given) a new topic map."""
-    embedder = embedder or load_embedder()
-    con = connect(db)
+    con = connect(db, create=False)  # a mistyped --db makes nothing
     try:
+        embedder = embedder or load_embedder()
         summary = IndexSummary(papers=reads.count_papers(con))
         summary.embedded, summary.cached, summary.embed_seconds = embed_new_papers(
             con, embedder, progress)
@@ -130,9 +130,10 @@ def search(db: str | Path, query: str, *, mode: str = "hybrid",
     """Papers for a query: BM25 and vector cosine fused by reciprocal rank (or one alone)."""
     if not query.strip():
         raise WarehouseError("the search query is empty")
-    embedder = embedder if embedder is not None or mode == "keyword" else load_embedder()
-    con = connect(db)
+    con = connect(db, create=False)
     try:
+        if embedder is None and mode != "keyword":
+            embedder = load_embedder()
         if embedder is not None:
             embed_new_papers(con, embedder)
         sql.ensure_keyword_index(con)
@@ -148,11 +149,14 @@ def similar(db: str | Path, paper_id: str | None = None, *, text: str | None = N
             filters: sql.SearchFilters | None = None, limit: int = 10,
             embedder: Embedder | None = None) -> tuple[dict[str, Any] | None, list[sql.Hit]]:
     """The papers nearest to one paper (or to a text): (that paper's fields, the hits)."""
-    if (paper_id is None) == (text is None):
+    if paper_id is None and text is None:
+        raise WarehouseError("give a PAPER_ID (or its prefix) or --text TEXT to find "
+                             "papers like it")
+    if paper_id is not None and text is not None:
         raise WarehouseError("give a PAPER_ID or --text, not both")
-    embedder = embedder or load_embedder()
-    con = connect(db)
+    con = connect(db, create=False)
     try:
+        embedder = embedder or load_embedder()
         embed_new_papers(con, embedder)
         origin = None
         if paper_id is not None:

@@ -28,7 +28,7 @@ class EntityError(WarehouseError):
 def build(db: Path, options: CanonOptions = CanonOptions()) -> PassSummary:
     """Canonicalise what is new in the warehouse (nothing, when nothing changed)."""
     try:
-        with Warehouse(db) as warehouse:
+        with Warehouse(db, create=False) as warehouse:
             return canonicalise(warehouse.con, options)
     except VocabularyError as error:
         raise EntityError(str(error)) from error
@@ -113,7 +113,7 @@ def merge(db: Path, refs: Sequence[str], kind: str | None = None,
     """Make the named entities one (a user decision: it wins and survives re-runs)."""
     if len(refs) < 2:
         raise EntityError("merge needs at least two entities or names")
-    with Warehouse(db) as warehouse:
+    with Warehouse(db, create=False) as warehouse:
         con = warehouse.con
         found = [find(con, ref, kind) for ref in refs]
         kinds = {entity.kind for entity in found}
@@ -141,7 +141,7 @@ def split(db: Path, ref: str, names: Sequence[str], kind: str | None = None,
           note: str | None = None) -> tuple[list[EntityRef], PassSummary]:
     """Take ``names`` (spellings or keys) out of an entity; without names, every key of
     the entity becomes its own entity. A user decision: it wins and survives re-runs."""
-    with Warehouse(db) as warehouse:
+    with Warehouse(db, create=False) as warehouse:
         con = warehouse.con
         entity = find(con, ref, kind)
         if len(entity.keys) < 2:
