@@ -3,6 +3,7 @@ entities, and run saved queries that take parameters (`query leaderboard --bench
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -177,13 +178,34 @@ def saved_query(db: Path, name: str, params: Mapping[str, str | None]) -> QueryR
         raise WarehouseError(f"saved query {name!r} takes no {', '.join(unknown)} "
                              f"(its parameters: {accepted})")
     values: dict[str, Any] = {}
+    named: dict[str, str] = {}  # kind -> the name given
     for param in query.params:
         value = params.get(param)
         values[param] = value
         if re.search(rf"\${param}_key\b", query.sql):
             kind = param if param in KINDS else "benchmark"
             values[f"{param}_key"] = name_key(value, kind) if value else None
-    return run_sql(db, query.sql, values)
+            if value:
+                named[kind] = value
+    result = run_sql(db, query.sql, values)
+    if not result.rows:
+        for kind, value in named.items():
+            _check_known(db, kind, value)
+    return result
+
+
+def _check_known(db: Path, kind: str, value: str) -> None:
+    """Refuse a name no entity of ``kind`` answers to, with the closest names."""
+    names = reads.names_of_kind(db, kind)
+    key = name_key(value, kind)
+    if any(n.lower() == value.lower() or name_key(n, kind) == key for n in names):
+        return  # known, just without rows here
+    lowered = {n.lower(): n for n in names}
+    close = [lowered[n] for n in difflib.get_close_matches(value.lower(), list(lowered), n=5,
+                                                           cutoff=0.5)]
+    hint = f"; close: {', '.join(close)}" if close else ""
+    raise EntityError(f"no {kind} named {value!r} in this warehouse{hint} (all of them: "
+                      f"papersift entities list --kind {kind})")
 
 
 def vocabulary_size(alias_files: Sequence[Path] | None = None) -> dict[str, int]:
