@@ -76,7 +76,7 @@ def test_inputs_that_name_nothing_are_refused_before_a_warehouse_is_made(
     for command in (["run", "MISSING.jsonl", "--dry-run"], ["run", "MISSING.jsonl"],
                     ["ingest", "MISSING.jsonl"]):
         result = runner.invoke(cli, [*command, "--db", str(db)])
-        assert result.exit_code != 0, (command, result.output)
+        assert result.exit_code == 2, (command, result.output)  # nothing to process
         assert "MISSING.jsonl" in result.output and "no such file" in result.output
         assert not db.exists() and not db.with_name("w.duckdb.wal").exists()
     (tmp_path / "empty.txt").touch()  # a file that holds no abstract: nothing kept either

@@ -146,7 +146,7 @@ def _expand_checked(raw: str | Path, chunker: Chunker) -> list[Path]:
 
 
 class InputError(PapersiftError):
-    """No input argument names anything to read."""
+    """No input argument names anything to read (the CLI exits 2: nothing to process)."""
 
 
 def names_nothing(raw: str | Path) -> bool:

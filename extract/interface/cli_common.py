@@ -25,7 +25,7 @@ from rich.progress import (
 from rich.table import Table
 
 from papersift.errors import PapersiftError
-from papersift.extract.domain.ingest import IngestProblem
+from papersift.extract.domain.ingest import IngestProblem, InputError
 from papersift.extract.interface import options, result_view
 from papersift.extract.runs.batch import BatchProgress
 from papersift.extract.runs.pipeline import RunSummary
@@ -40,14 +40,21 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+class _NothingToRead(click.ClickException):
+    exit_code = 2  # as when the inputs hold no abstract
+
+
 def known_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn any expected error (a :class:`PapersiftError`) into its one-line message and
-    exit status 1; anything else is a bug and keeps its traceback."""
+    exit status 1 (2 for inputs that name nothing: nothing to process); anything else is a
+    bug and keeps its traceback."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
+        except InputError as error:
+            raise _NothingToRead(str(error)) from error
         except PapersiftError as error:
             raise click.ClickException(str(error)) from error
         except (duckdb.Error, OSError) as error:  # a full disk, a read-only place, a bad block
