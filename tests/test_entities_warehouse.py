@@ -200,3 +200,17 @@ def test_embedding_stage_merges_guarded_pairs_once(db: Path) -> None:
         asked = len(fake.embedded)
         again = canonicalise(con, CanonOptions(threshold=0.9), embedder=fake)
         assert again.up_to_date and len(fake.embedded) == asked  # nothing embedded twice
+
+
+def test_leaderboard_for_an_unknown_benchmark_says_so_with_close_names(db: Path) -> None:
+    runner = CliRunner()
+    typo = runner.invoke(cli, ["query", "leaderboard", "--benchmark", "youcok2",
+                               "--db", str(db)])
+    assert typo.exit_code == 1, typo.output
+    assert "no benchmark named 'youcok2'" in typo.output and "YouCook2" in typo.output
+    nothing = runner.invoke(cli, ["query", "leaderboard", "--benchmark", "zzqx",
+                                  "--db", str(db)])
+    assert nothing.exit_code == 1 and "no benchmark named 'zzqx'" in nothing.output
+    by_id = runner.invoke(cli, ["query", "leaderboard", "--benchmark", "benchmark:youcook2",
+                                "--db", str(db), "--format", "json"])
+    assert by_id.exit_code == 0 and json.loads(by_id.output), by_id.output

@@ -198,3 +198,16 @@ def test_cli_says_how_to_install_the_model(indexed_db: Path,
     assert result.exit_code == 1
     assert "the embedding model is not installed" in result.output
     assert "Traceback" not in result.output
+
+
+def test_an_off_topic_search_says_no_good_match(indexed_db: Path) -> None:
+    runner = CliRunner()
+    off = runner.invoke(cli, ["search", "chocolate cake recipe without eggs",
+                              "--db", str(indexed_db)])
+    assert off.exit_code == 0, off.output
+    assert "no good match" in off.output and f"{discover.GOOD_MATCH_COSINE:.2f}" in off.output
+    on = runner.invoke(cli, ["search", "causal bandits", "--db", str(indexed_db)])
+    assert on.exit_code == 0 and "no good match" not in on.output
+    none = runner.invoke(cli, ["search", "zzqxv", "--mode", "keyword", "--db",
+                               str(indexed_db)])
+    assert none.exit_code == 0 and "no paper matches" in none.output

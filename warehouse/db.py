@@ -250,7 +250,7 @@ def connect_bounded(path: str | Path, bounds: Bounds,
     access is switched off and locked."""
     path = Path(path)
     if not path.exists():
-        raise WarehouseError(f"no warehouse at {path}: run `papersift run` first, or pass --db")
+        raise WarehouseError(missing_warehouse(path))
     config: dict[str, object] = {
         "temp_directory": str(bounds.temp_directory),
         "memory_limit": bounds.memory_limit,
@@ -286,11 +286,32 @@ def _prepared_sandbox(path: Path, prepare: Callable[[duckdb.DuckDBPyConnection],
     return con
 
 
+def missing_warehouse(path: Path) -> str:
+    """The message for a --db that names no file: the path, the warehouses that are
+    there (a typo is the usual cause), and how to make one."""
+    try:
+        near = sorted(p.name for p in (path.parent if str(path.parent) else Path()).glob(
+            "*.duckdb"))[:5]
+    except OSError:
+        near = []
+    there = f" (in that folder: {', '.join(near)})" if near else ""
+    return (f"no warehouse at {path}{there}: pass the right --db, or make one with "
+            f"`papersift run INPUTS --db {path}`")
+
+
+def remove_empty(path: Path) -> None:
+    """Delete a warehouse this command made and left empty (and its write-ahead log), so
+    a failed first command leaves nothing behind."""
+    for file in (path, path.with_name(f"{path.name}.wal")):
+        file.unlink(missing_ok=True)
+
+
 def connect(
-    path: str | Path, *, read_only: bool = False, sandbox: bool = False,
+    path: str | Path, *, read_only: bool = False, sandbox: bool = False, create: bool = True,
     prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> duckdb.DuckDBPyConnection:
-    """Open a warehouse; a writable one is created if needed and migrated.
+    """Open a warehouse; a writable one is created if needed (unless ``create`` is false:
+    then a missing file is an error, as it always is read-only) and migrated.
 
     ``sandbox`` (read-only only) also shuts out every file but the warehouse, extensions
     and settings changes: the connection for user-written SQL. ``prepare`` runs on a
@@ -298,11 +319,9 @@ def connect(
     locked (it loads the fts extension from its installed file and adds search macros).
     """
     path = Path(path)
+    if (read_only or not create) and not path.exists():
+        raise WarehouseError(missing_warehouse(path))
     if read_only:
-        if not path.exists():
-            raise WarehouseError(
-                f"no warehouse at {path}: run `papersift run` first, or pass --db"
-            )
         if sandbox and prepare is not None:
             return _prepared_sandbox(path, prepare)
         return _open(path, read_only=True, config=dict(SANDBOX) if sandbox else {})

@@ -89,3 +89,17 @@ def metric_meta(con: duckdb.DuckDBPyConnection, entity_id: str) -> tuple[Any, ..
     """(direction, metric_kind) of an entity, or None when it is unknown."""
     return con.execute("SELECT direction, metric_kind FROM entity_keys WHERE entity_id = ? "
                        "LIMIT 1", [entity_id]).fetchone()
+
+
+def names_of_kind(db: Path, kind: str) -> list[str]:
+    """Every name an entity of ``kind`` answers to (spellings, canonical names, ids),
+    and for benchmarks the leaderboard's own names: what a parameter may match."""
+    board = "UNION SELECT benchmark FROM leaderboard" if kind == "benchmark" else ""
+    result = run_sql(db, f"""
+        SELECT DISTINCT name FROM (
+            SELECT name FROM entity_lookup WHERE kind = $kind
+            UNION SELECT canonical FROM entity_lookup WHERE kind = $kind
+            UNION SELECT entity_id FROM entity_lookup WHERE kind = $kind {board})
+        WHERE name IS NOT NULL ORDER BY name
+    """, {"kind": kind})
+    return [str(row[0]) for row in result.rows]

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import codecs
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_VIEW, FieldSpec
-from papersift.warehouse.db import WarehouseError, connect, storage_failure
+from papersift.warehouse.db import WarehouseError, connect, missing_warehouse, storage_failure
 
 FORMATS = ("csv", "parquet", "jsonl", "xlsx")
 
@@ -82,13 +84,29 @@ class Exported:
     rows: int
 
 
-def _copy(con: duckdb.DuckDBPyConnection, query: str, path: Path, options: str) -> int:
+def _with_bom(partial: Path) -> None:
+    """Put a UTF-8 byte-order mark before the file's text: Excel then reads it as UTF-8
+    (without one, it takes CJK and accented text for the local code page)."""
+    marked = partial.with_name(f"{partial.name}.bom")
+    try:
+        with marked.open("wb") as target, partial.open("rb") as source:
+            target.write(codecs.BOM_UTF8)
+            shutil.copyfileobj(source, target, 1 << 20)
+        os.replace(marked, partial)
+    finally:
+        marked.unlink(missing_ok=True)
+
+
+def _copy(con: duckdb.DuckDBPyConnection, query: str, path: Path, options: str,
+          bom: bool = False) -> int:
     """COPY into a partial file beside ``path``, then rename it over: a full disk or a
     read-only place leaves no half-written export (the partial file is removed)."""
     partial = path.with_name(f".{path.name}.partial")
     literal = str(partial).replace("'", "''")
     try:
         con.execute(f"COPY ({query}) TO '{literal}' ({options})")
+        if bom:
+            _with_bom(partial)
         os.replace(partial, path)
     except (duckdb.Error, OSError) as error:
         partial.unlink(missing_ok=True)
@@ -97,15 +115,32 @@ def _copy(con: duckdb.DuckDBPyConnection, query: str, path: Path, options: str) 
     return int(count[0]) if count else 0
 
 
-def export(db_path: str | Path, out_dir: str | Path, fmt: str) -> list[Exported]:
-    """Write the wide paper table and every long table in one format; returns the files."""
+def export(db_path: str | Path, out_dir: str | Path, fmt: str, *,
+           bom: bool = False) -> list[Exported]:
+    """Write the wide paper table and every long table in one format; returns the files.
+    ``bom``: CSV with a UTF-8 byte-order mark, for Excel. A failed export leaves no folder
+    it made."""
     if fmt not in FORMATS:
         raise WarehouseError(f"unknown export format {fmt!r}; choose one of {FORMATS}")
+    if bom and fmt != "csv":
+        raise WarehouseError(f"the byte-order mark (--excel) is for CSV, not {fmt}")
+    if not Path(db_path).exists():
+        raise WarehouseError(missing_warehouse(Path(db_path)))
     out = Path(out_dir)
+    made = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise WarehouseError(storage_failure(error, out)) from None
+    try:
+        return _write(db_path, out, fmt, bom)
+    except BaseException:
+        if made:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _write(db_path: str | Path, out: Path, fmt: str, bom: bool) -> list[Exported]:
     if fmt == "xlsx":
         from papersift.warehouse.workbook import write_workbook
 
@@ -126,7 +161,7 @@ def export(db_path: str | Path, out_dir: str | Path, fmt: str) -> list[Exported]
             tables[CUSTOM_VIEW] = _CUSTOM_LONG
         for name, query in tables.items():
             path = out / f"{name}.{fmt}"
-            written.append(Exported(path, _copy(con, query, path, options)))
+            written.append(Exported(path, _copy(con, query, path, options, bom)))
     finally:
         con.close()
     return written

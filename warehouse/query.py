@@ -167,8 +167,12 @@ def _bounded(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[
     try:
         while worker.is_alive():
             worker.join(_POLL_S)
-            if timeout_s is not None and time.monotonic() - started > timeout_s \
-                    and worker.is_alive() and not stopped:
+            if stopped and worker.is_alive():
+                # again at every poll: DuckDB drops an interrupt that comes before the
+                # query has begun (Ctrl-C just as it starts, or on a loaded machine)
+                con.interrupt()
+            elif timeout_s is not None and time.monotonic() - started > timeout_s \
+                    and worker.is_alive():
                 stopped.append(f"query stopped after {timeout_s:g} s (--timeout); narrow "
                                "it, or pass a larger --timeout")
                 con.interrupt()

@@ -83,9 +83,11 @@ class RunCounts:
 class Warehouse:
     """A read-write handle on one warehouse file. Only one process should hold it."""
 
-    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False,
+                 create: bool = True) -> None:
         self.path = Path(path)
-        self.con = connect(self.path, read_only=read_only)  # read-only: no migration
+        # read-only: no migration; create=False: a missing file is an error, not made
+        self.con = connect(self.path, read_only=read_only, create=create)
         self._columns: dict[str, list[str]] = {}
         self._arrow_schemas: dict[str, pa.Schema] = {}
 

@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from papersift.errors import PapersiftError
 from papersift.extract.domain.ingest_results import (
     Chunker,
     IngestProblem,
@@ -142,6 +143,30 @@ def _expand_checked(raw: str | Path, chunker: Chunker) -> list[Path]:
         return files
     chunker.problem(shown, "not_found", f"{shown}: no such file or folder")
     return []
+
+
+class InputError(PapersiftError):
+    """No input argument names anything to read (the CLI exits 2: nothing to process)."""
+
+
+def names_nothing(raw: str | Path) -> bool:
+    """Whether an input argument names no file, folder or glob match (usually a typo)."""
+    try:
+        if Path(raw).exists() or Path(raw).is_symlink():
+            return False
+    except OSError:
+        return False  # reading it will say what is wrong
+    return not (isinstance(raw, str) and glob.has_magic(raw)
+                and next(glob.iglob(raw, recursive=True), None) is not None)
+
+
+def check_inputs(paths: Sequence[str | Path]) -> None:
+    """Refuse, before anything is written, inputs none of which names anything."""
+    missing = [str(raw) for raw in paths if names_nothing(raw)]
+    if missing and len(missing) == len(paths):
+        shown = ", ".join(storable(raw) for raw in missing[:5])
+        raise InputError(f"nothing to read: no such file or folder: {shown}"
+                         f"{' …' if len(missing) > 5 else ''} (nothing was written)")
 
 
 def _suffix_list() -> str:

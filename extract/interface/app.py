@@ -25,7 +25,13 @@ from papersift.extract.access.recording import recording_transport
 from papersift.extract.domain.eval_errors import EvalDetails, details
 from papersift.extract.domain.evaluate import Evaluation, GoldError, evaluate, load_gold
 from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, load_fields, prompt_for
-from papersift.extract.domain.ingest import DEFAULT_CHUNK_PAPERS, DEFAULT_MAX_CHARS, ingest_stream
+from papersift.extract.domain.ingest import (
+    DEFAULT_CHUNK_PAPERS,
+    DEFAULT_MAX_CHARS,
+    check_inputs,
+    ingest_stream,
+)
+from papersift.extract.domain.ingest_results import IngestProblem
 from papersift.extract.domain.prices import Pricing, pricing_for
 from papersift.extract.domain.sampling import seeded_sample
 from papersift.extract.runs.batch import (
@@ -55,6 +61,7 @@ from papersift.prompts.pool import load_pool, with_pool
 from papersift.warehouse import Warehouse, reads
 from papersift.warehouse.batches import get_batch, requests_of
 from papersift.warehouse.custom import create_custom_views
+from papersift.warehouse.db import remove_empty
 
 
 @dataclass(frozen=True)
@@ -88,9 +95,14 @@ class RunSettings:
 def ingest_only(
     db: Path, inputs: Sequence[str], max_chars: int = DEFAULT_MAX_CHARS
 ) -> IngestReport:
-    """Store papers and provenance without extracting."""
+    """Store papers and provenance without extracting. Inputs that name nothing are
+    refused first; a warehouse this call made stays only if an abstract was read."""
+    check_inputs(inputs)
+    fresh = not db.exists()
     with Warehouse(db) as warehouse:
         _, report = ingest_into(warehouse, inputs, max_chars=max_chars)
+    if fresh and report.occurrences == 0:
+        remove_empty(db)
     return report
 
 
@@ -229,6 +241,8 @@ def run_inputs(
     ``transport``/``endpoint`` let tests and the recorder replace the network and the
     endpoint choice; normally the endpoint comes from ``settings.endpoint``.
     """
+    check_inputs(inputs)
+    fresh = not settings.db.exists()
     run_id = new_run_id()
     report = IngestReport(files=0, occurrences=0, papers=0, new_papers=0, problems=[])
     chosen = sampled_papers(inputs, settings)
@@ -253,6 +267,8 @@ def run_inputs(
         report.new_papers = _papers_stored(warehouse) - before
         summary.input_problems = [p for p in report.problems if p.reason != "too_long"]
         entities_after_run(warehouse)
+    if fresh and report.occurrences == 0:
+        remove_empty(settings.db)
     return report, summary
 
 
@@ -281,7 +297,7 @@ def extract_stored(
     """Extract papers already in the warehouse (by default those without an extraction);
     ``paper_ids`` narrows the choice to those papers."""
     run_id = new_run_id()
-    with Warehouse(settings.db) as warehouse:
+    with Warehouse(settings.db, create=False) as warehouse:
         if paper_ids is not None:
             unknown = reads.unknown_paper_ids(warehouse.con, paper_ids)
             if unknown:
@@ -314,7 +330,7 @@ def resume_batch(
     """Poll a stored, uncollected batch to its end and store its results in a new run; its
     papers already cached are counted as cached. Nothing new is submitted."""
     chosen = endpoint if endpoint is not None else plan_endpoint(settings.endpoint).endpoint
-    with Warehouse(settings.db) as warehouse:
+    with Warehouse(settings.db, create=False) as warehouse:
         check_resumable(get_batch(warehouse, batch_id), chosen)
         ids = [request.paper_id for request in requests_of(warehouse, batch_id)]
         rows = reads.papers_by_id(warehouse.con, ids)
@@ -336,7 +352,7 @@ def cancel_stored_batch(
 ) -> str:
     """Ask the provider to cancel a stored batch; returns the status it reports."""
     chosen = endpoint if endpoint is not None else plan_endpoint(settings.endpoint).endpoint
-    with Warehouse(settings.db) as warehouse:
+    with Warehouse(settings.db, create=False) as warehouse:
         check_resumable(get_batch(warehouse, batch_id), chosen)
         _, client = build_client(chosen, transport=transport, policy=settings.retry)
         try:
@@ -350,7 +366,7 @@ def evaluate_run(db: Path, gold_file: Path, run_id: str | None = None,
     """Score a run (default: the latest on the gold papers) against a gold file; stored.
     ``only`` restricts the gold file to those paper ids."""
     gold = load_gold(gold_file, only)
-    with Warehouse(db) as warehouse:
+    with Warehouse(db, create=False) as warehouse:
         return evaluate(warehouse.con, gold, run_id)
 
 
@@ -358,7 +374,7 @@ def compare_runs(db: Path, gold_file: Path, run_ids: Sequence[str],
                  only: Sequence[str] | None = None) -> list[Evaluation]:
     """Score several runs on the same gold file, for a side-by-side table."""
     gold = load_gold(gold_file, only)
-    with Warehouse(db) as warehouse:
+    with Warehouse(db, create=False) as warehouse:
         return [evaluate(warehouse.con, gold, run_id) for run_id in run_ids]
 
 
@@ -366,7 +382,7 @@ def evaluation_details(db: Path, gold_file: Path, run_ids: Sequence[str],
                        only: Sequence[str] | None = None) -> list[EvalDetails]:
     """Each run's false positives and negatives per paper and its figures per source."""
     gold = load_gold(gold_file, only)
-    with Warehouse(db) as warehouse:
+    with Warehouse(db, create=False) as warehouse:
         return [details(warehouse.con, gold, run_id) for run_id in run_ids]
 
 
@@ -401,11 +417,17 @@ class Estimate:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None  # None: no price known for this model
+    problems: tuple[IngestProblem, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """Whether a run would read every input: something to read, no input missing."""
+        return self.abstracts > 0 and not any(p.reason == "not_found" for p in self.problems)
 
     def lines(self) -> list[str]:
         cost = "unknown (no price for this model)" if self.cost_usd is None \
             else f"${self.cost_usd:,.4f}"
-        return [
+        return [*(f"input problem: {p.message}" for p in self.problems[:20]),
             f"{self.abstracts} abstracts: {self.to_send} to send, {self.cached} cached, "
             f"{self.skipped} skipped (too long or too short)",
             f"estimated {self.prompt_tokens:,} prompt + {self.completion_tokens:,} completion "
@@ -431,6 +453,7 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     written, no server is started and no request is made."""
     from papersift.warehouse.db import connect
 
+    check_inputs(inputs)
     plan = plan_endpoint(settings.endpoint)
     keys_only = Extractor(plan.endpoint, run_prompt(settings), max_reasks=0,
                           fields=run_fields(settings))
@@ -439,10 +462,12 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     abstracts = skipped = cached = 0
     sent = prompt_tokens = 0
     chosen = sampled_papers(inputs, settings)
+    problems: list[IngestProblem] = []
     try:  # chunk by chunk, so a corpus of millions is estimated in bounded memory
         for chunk in ingest_stream(inputs, max_chars=settings.max_chars,
                                    chunk_papers=STREAM_CHUNK_PAPERS):
             jobs = [job for job in jobs_from(chunk) if chosen is None or job.paper_id in chosen]
+            problems.extend(p for p in chunk.problems if p.reason != "too_long")
             abstracts += len(jobs)
             skipped += sum(1 for job in jobs if job.skip is not None)
             keys = {job.paper_id: keys_only.key_for(job.text)
@@ -470,4 +495,5 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
         model=plan.endpoint.model, abstracts=abstracts, cached=cached, skipped=skipped,
         to_send=sent,
         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost,
+        problems=tuple(problems),
     )

@@ -69,8 +69,11 @@ def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, dry_run: bool
     """
     settings = dataclasses.replace(options.pop_settings(db, kw), record_to=record_to)
     if dry_run:
-        for line in app.estimate_run(list(inputs), settings).lines():
+        estimate = app.estimate_run(list(inputs), settings)
+        for line in estimate.lines():
             click.echo(line)
+        if not estimate.ok:
+            sys.exit(2)
         return
     with progress_bar() as on_event, batch_display() as on_poll:
         try:
@@ -276,10 +279,14 @@ cli.add_command(entities)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="csv", show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("exports"), show_default=True)
+@click.option("--excel", is_flag=True,
+              help="CSV for Excel: UTF-8 with a byte-order mark, so CJK and accented text "
+                   "opens right.")
 @known_errors
-def export_command(db: Path, fmt: str, out_dir: Path) -> None:
-    """Write the paper table and one long table per field as CSV, Parquet or JSONL."""
-    for item in export(db, out_dir, fmt):
+def export_command(db: Path, fmt: str, out_dir: Path, excel: bool) -> None:
+    """Write the paper table and one long table per field as CSV, Parquet or JSONL, or
+    one Excel workbook (xlsx: a sheet per table)."""
+    for item in export(db, out_dir, fmt, bom=excel):
         click.echo(f"{item.path}  {item.rows} rows")
 
 

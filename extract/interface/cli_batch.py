@@ -97,6 +97,6 @@ def cache_clear(db: Path, model: str | None, yes: bool) -> None:
     """Delete cached answers (extractions already stored are kept)."""
     if not yes:
         click.confirm("Delete cached answers? Later runs will pay for them again", abort=True)
-    with Warehouse(db) as warehouse:
+    with Warehouse(db, create=False) as warehouse:
         count = warehouse.cache_clear(model)
     click.echo(f"deleted {count} cached answer(s)")

@@ -12,6 +12,7 @@ from typing import Any, ParamSpec, TypeVar
 import click
 import duckdb
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -24,8 +25,8 @@ from rich.progress import (
 from rich.table import Table
 
 from papersift.errors import PapersiftError
-from papersift.extract.domain.ingest import IngestProblem
-from papersift.extract.interface import options
+from papersift.extract.domain.ingest import IngestProblem, InputError
+from papersift.extract.interface import options, result_view
 from papersift.extract.runs.batch import BatchProgress
 from papersift.extract.runs.pipeline import RunSummary
 from papersift.warehouse.db import storage_failure
@@ -39,14 +40,21 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+class _NothingToRead(click.ClickException):
+    exit_code = 2  # as when the inputs hold no abstract
+
+
 def known_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn any expected error (a :class:`PapersiftError`) into its one-line message and
-    exit status 1; anything else is a bug and keeps its traceback."""
+    exit status 1 (2 for inputs that name nothing: nothing to process); anything else is a
+    bug and keeps its traceback."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
+        except InputError as error:
+            raise _NothingToRead(str(error)) from error
         except PapersiftError as error:
             raise click.ClickException(str(error)) from error
         except (duckdb.Error, OSError) as error:  # a full disk, a read-only place, a bad block
@@ -182,10 +190,26 @@ def print_result(result: QueryResult, fmt: str) -> None:
     elif fmt == "json":
         click.echo(result.to_json())
     else:
-        table = Table(show_lines=False)
-        for column in result.columns:
-            table.add_column(column, overflow="fold")
-        for row in result.rows:
-            table.add_row(*["" if v is None else str(v) for v in row])
-        out.print(table)
+        print_readable(result.columns, result.rows)
         console.print(f"{len(result.rows)} row(s)")
+
+
+def print_readable(columns: list[str], rows: list[tuple[Any, ...]]) -> None:
+    """A table when the columns fit the terminal, else one block per record; cells on
+    one line, clipped with an ellipsis (see result_view)."""
+    shape, cut = result_view.layout(columns, rows, out.width)
+    if shape == "records":
+        for line in result_view.records(columns, rows, out.width):
+            click.echo(line)
+    else:
+        widths = result_view.column_widths(result_view.natural_widths(columns, rows),
+                                           out.width)
+        table = Table(show_lines=False)
+        for column, width in zip(columns, widths, strict=True):
+            table.add_column(result_view.clip(column, width), width=width, no_wrap=True)
+        for row in rows:
+            table.add_row(*[escape(result_view.clip(result_view.cell_text(v), w))
+                            for v, w in zip(row, widths, strict=True)])
+        out.print(table)
+    if cut:
+        console.print("(long values clipped with …: --format csv or json gives them whole)")

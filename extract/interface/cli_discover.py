@@ -149,11 +149,16 @@ def register(cli: click.Group, db_option: Callable[[Any], Any],
                method: str | None, kind: str | None, has_numbers: bool, area: str | None,
                mode: str, limit: int, fmt: str) -> None:
         """Papers about QUERY: full-text BM25 and vector similarity, fused by reciprocal rank."""
+        from papersift.extract.interface.discover import no_good_match
         from papersift.extract.interface.discover import search as run_search
 
         hits = run_search(db, query, mode=mode, limit=limit,
                           filters=_filters(task, benchmark, method, kind, has_numbers, area))
         _print(_rows(hits, with_ranks=True), fmt, out, f"{mode} search: {query}")
+        weak = no_good_match(hits)
+        if weak:
+            console.print(f"{escape(query)!r}: {weak}; try other words or --mode keyword",
+                          highlight=False)
 
     @cli.command()
     @click.argument("paper_id", required=False)

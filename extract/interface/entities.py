@@ -3,6 +3,7 @@ entities, and run saved queries that take parameters (`query leaderboard --bench
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ class EntityError(WarehouseError):
 def build(db: Path, options: CanonOptions = CanonOptions()) -> PassSummary:
     """Canonicalise what is new in the warehouse (nothing, when nothing changed)."""
     try:
-        with Warehouse(db) as warehouse:
+        with Warehouse(db, create=False) as warehouse:
             return canonicalise(warehouse.con, options)
     except VocabularyError as error:
         raise EntityError(str(error)) from error
@@ -113,7 +114,7 @@ def merge(db: Path, refs: Sequence[str], kind: str | None = None,
     """Make the named entities one (a user decision: it wins and survives re-runs)."""
     if len(refs) < 2:
         raise EntityError("merge needs at least two entities or names")
-    with Warehouse(db) as warehouse:
+    with Warehouse(db, create=False) as warehouse:
         con = warehouse.con
         found = [find(con, ref, kind) for ref in refs]
         kinds = {entity.kind for entity in found}
@@ -141,7 +142,7 @@ def split(db: Path, ref: str, names: Sequence[str], kind: str | None = None,
           note: str | None = None) -> tuple[list[EntityRef], PassSummary]:
     """Take ``names`` (spellings or keys) out of an entity; without names, every key of
     the entity becomes its own entity. A user decision: it wins and survives re-runs."""
-    with Warehouse(db) as warehouse:
+    with Warehouse(db, create=False) as warehouse:
         con = warehouse.con
         entity = find(con, ref, kind)
         if len(entity.keys) < 2:
@@ -177,13 +178,34 @@ def saved_query(db: Path, name: str, params: Mapping[str, str | None]) -> QueryR
         raise WarehouseError(f"saved query {name!r} takes no {', '.join(unknown)} "
                              f"(its parameters: {accepted})")
     values: dict[str, Any] = {}
+    named: dict[str, str] = {}  # kind -> the name given
     for param in query.params:
         value = params.get(param)
         values[param] = value
         if re.search(rf"\${param}_key\b", query.sql):
             kind = param if param in KINDS else "benchmark"
             values[f"{param}_key"] = name_key(value, kind) if value else None
-    return run_sql(db, query.sql, values)
+            if value:
+                named[kind] = value
+    result = run_sql(db, query.sql, values)
+    if not result.rows:
+        for kind, value in named.items():
+            _check_known(db, kind, value)
+    return result
+
+
+def _check_known(db: Path, kind: str, value: str) -> None:
+    """Refuse a name no entity of ``kind`` answers to, with the closest names."""
+    names = reads.names_of_kind(db, kind)
+    key = name_key(value, kind)
+    if any(n.lower() == value.lower() or name_key(n, kind) == key for n in names):
+        return  # known, just without rows here
+    lowered = {n.lower(): n for n in names}
+    close = [lowered[n] for n in difflib.get_close_matches(value.lower(), list(lowered), n=5,
+                                                           cutoff=0.5)]
+    hint = f"; close: {', '.join(close)}" if close else ""
+    raise EntityError(f"no {kind} named {value!r} in this warehouse{hint} (all of them: "
+                      f"papersift entities list --kind {kind})")
 
 
 def vocabulary_size(alias_files: Sequence[Path] | None = None) -> dict[str, int]:
