@@ -36,6 +36,7 @@ from papersift.extract.domain.ingest_tables import (
     read_table,
 )
 from papersift.extract.domain.ingest_text import (
+    DEFAULT_MAX_CHARS,
     TITLE_MAX_CHARS,
     blocks_of,
     check_utf8,
@@ -47,7 +48,6 @@ from papersift.extract.domain.ingest_text import (
 )
 from papersift.extract.domain.records import storable
 
-DEFAULT_MAX_CHARS = 12_000
 DEFAULT_CHUNK_PAPERS = 2_000
 BLOCK_BYTES = 1 << 20  # bytes read from a text file at a time
 SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".csv", ".parquet")

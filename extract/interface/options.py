@@ -15,15 +15,15 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from papersift.extract.access.endpoints import EndpointOptions
-from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS
-from papersift.extract.interface.app import RunSettings
-from papersift.extract.runs.batch import BatchOptions
-from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT
+from papersift.extract.access.providers import PROVIDERS
+from papersift.extract.domain.ingest_text import DEFAULT_MAX_CHARS
+
+if TYPE_CHECKING:  # the settings classes load with the library, when a command runs
+    from papersift.extract.interface.app import RunSettings
 
 FilePath = click.Path(dir_okay=False, path_type=Path)
 
@@ -75,7 +75,7 @@ class Option:
 RUN_OPTIONS: tuple[Option, ...] = (
     Option("--provider", "endpoint.provider",
            "Default: local unless a base URL or OPENAI_API_KEY is set.",
-           type=click.Choice(["local", "openai", "compatible"]), shapes_answer=True),
+           type=click.Choice(PROVIDERS), shapes_answer=True),
     Option("--base-url", "endpoint.base_url",
            "An OpenAI-compatible endpoint, e.g. http://localhost:8000/v1.",
            envvar="PAPERSIFT_BASE_URL", shapes_answer=True),
@@ -152,8 +152,14 @@ BATCH_OPTIONS: tuple[Option, ...] = (
 )
 
 ALL_OPTIONS = RUN_OPTIONS + BATCH_OPTIONS
-_TARGETS: dict[str, type] = {"endpoint": EndpointOptions, "run": RunSettings,
-                             "batch": BatchOptions}
+
+
+def _targets() -> dict[str, type]:
+    from papersift.extract.access.endpoints import EndpointOptions
+    from papersift.extract.interface.app import RunSettings
+    from papersift.extract.runs.batch import BatchOptions
+
+    return {"endpoint": EndpointOptions, "run": RunSettings, "batch": BatchOptions}
 
 
 def apply(options: Sequence[Option]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -181,6 +187,11 @@ def pop_settings(db: Path, values: dict[str, Any]) -> RunSettings:
 
 def settings_from(db: Path, groups: Mapping[str, Mapping[str, Any]]) -> RunSettings:
     """RunSettings from option values grouped by target (``{"endpoint": {...}, ...}``)."""
+    from papersift.extract.access.endpoints import EndpointOptions
+    from papersift.extract.interface.app import RunSettings
+    from papersift.extract.runs.batch import BatchOptions
+    from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT
+
     endpoint = EndpointOptions(**groups.get("endpoint", {}))
     batch_values = dict(groups.get("batch", {}))
     batch = BatchOptions(**{k: v for k, v in batch_values.items() if k != "enabled"}) \
@@ -193,10 +204,11 @@ def settings_from(db: Path, groups: Mapping[str, Mapping[str, Any]]) -> RunSetti
 def check_targets() -> list[str]:
     """Targets that name no field of their settings class (empty when the table is right)."""
     wrong = []
+    targets = _targets()
     for option in ALL_OPTIONS:
         if option.target == "batch.enabled":
             continue
-        names = {f.name for f in dataclasses.fields(_TARGETS[option.group])}
+        names = {f.name for f in dataclasses.fields(targets[option.group])}
         if option.field not in names:
             wrong.append(option.target)
     return wrong
