@@ -43,8 +43,8 @@ def test_each_command_offers_every_declared_option(command: str) -> None:
 def test_cli_values_reach_the_settings_by_declaration(tmp_path: Path) -> None:
     values: dict[str, Any] = {option.param: None for option in options.ALL_OPTIONS}
     values.update(provider="compatible", model="m", max_tokens=99, timeout=7.5,
-                  concurrency=3, no_cache=True, lean=True, batch=True, poll_interval=2.0, fast=False, temperature=0.0,
-                  max_chars=100, extra_kept="mine")
+                  concurrency=3, no_cache=True, lean=True, batch=True, poll_interval=2.0,
+                  fast=False, temperature=0.0, max_chars=100, extra_kept="mine")
     settings = options.pop_settings(tmp_path / "w.duckdb", values)
     assert values == {"extra_kept": "mine"}  # only what the command declared itself stays
     assert (settings.endpoint.model, settings.endpoint.max_tokens,
