@@ -63,7 +63,7 @@ def _run(mode: str, script: list[Callable[[str], httpx2.Response]], *, fast: boo
     extractor = Extractor(endpoint, prompt, transport=httpx2.MockTransport(handler),
                           policy=policy)
     if not fast:
-        extractor._fast_path = lambda raw: None  # type: ignore[method-assign]
+        extractor._fast_path = lambda raw, http: None  # type: ignore[method-assign]
 
     async def go() -> Outcome:
         async with extractor.session():
