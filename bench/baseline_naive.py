@@ -14,7 +14,7 @@ import json
 
 import httpx2
 import openai
-from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
+from instructor.core import IncompleteOutputException, InstructorRetryException
 from pydantic import BaseModel, ValidationError
 
 from bench.baseline_common import (

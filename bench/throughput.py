@@ -212,7 +212,7 @@ def run_sequential(scenario: Scenario, texts: list[str]) -> dict[str, Any]:
                     model="gpt-4o-mini", response_model=PaperDraft, max_tokens=MAX_TOKENS,
                     messages=prompt.messages(text),  # type: ignore[arg-type]
                     temperature=0.0)
-            except (openai.APIError, instructor.core.exceptions.InstructorRetryException):
+            except (openai.APIError, instructor.core.InstructorRetryException):
                 failures += 1
         stats = sim.stats()
     ok, window = _served(stats)

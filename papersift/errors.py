@@ -9,3 +9,7 @@ import this module; it imports nothing.
 
 class PapersiftError(Exception):
     """An expected failure; ``str(error)`` is the message for the user."""
+
+
+class InputError(PapersiftError):
+    """No input argument names anything to read (the CLI exits 2: nothing to process)."""

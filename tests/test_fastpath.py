@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx2
+import openai
 import pytest
 
 from papersift.extract.access.extractor import Extractor, Outcome
-from papersift.extract.access.fastpath import BodyTemplate, body_template, serialise
+from papersift.extract.access.fastpath import BodyTemplate, body_template, sdk_request, serialise
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.prompts import LEAN_PROMPT, load_prompt
 from tests.conftest import chat_completion
@@ -63,7 +64,7 @@ def _run(mode: str, script: list[Callable[[str], httpx2.Response]], *, fast: boo
     extractor = Extractor(endpoint, prompt, transport=httpx2.MockTransport(handler),
                           policy=policy)
     if not fast:
-        extractor._fast_path = lambda raw: None  # type: ignore[method-assign]
+        extractor._fast_path = lambda raw, http: None  # type: ignore[method-assign]
 
     async def go() -> Outcome:
         async with extractor.session():
@@ -153,3 +154,20 @@ def test_a_template_splices_any_text_as_serialising_it_whole() -> None:
         expected = {"messages": [{"role": "user", "content": f"A: {text} !"}]}
         assert template.body(text) == serialise(expected)
     assert body_template({"messages": []}) is None
+
+
+@pytest.mark.parametrize(("key", "url", "timeout"), [
+    ("sk-test", "http://127.0.0.1:9/v1", 180.0), ("not-needed", "https://h.example/v1/", 600.0)])
+def test_the_public_request_matches_the_sdks_own(key: str, url: str, timeout: float) -> None:
+    """sdk_request, built from public attributes, is byte for byte what the SDK builds for
+    itself (its private builder is the oracle here, and only here)."""
+    from openai._models import FinalRequestOptions
+
+    http = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout, connect=10.0))
+    raw = openai.AsyncOpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=0,
+                             http_client=http)
+    sdk = raw._build_request(FinalRequestOptions.construct(
+        method="post", url="/chat/completions", json_data={}))
+    ours = sdk_request(raw, http)
+    assert (ours.url, ours.headers.raw, ours.extensions) == \
+        (sdk.url, sdk.headers.raw, sdk.extensions)

@@ -7,7 +7,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
+from click.core import ParameterSource
 from click.testing import CliRunner
 
 from papersift.extract.access.endpoints import EndpointOptions, remote_endpoint
@@ -40,9 +42,9 @@ def test_each_command_offers_every_declared_option(command: str) -> None:
 
 def test_cli_values_reach_the_settings_by_declaration(tmp_path: Path) -> None:
     values: dict[str, Any] = {option.param: None for option in options.ALL_OPTIONS}
-    values.update(model="m", max_tokens=99, timeout=7.5, concurrency=3, no_cache=True,
-                  lean=True, batch=True, poll_interval=2.0, fast=False, temperature=0.0,
-                  max_chars=100, extra_kept="mine")
+    values.update(provider="compatible", model="m", max_tokens=99, timeout=7.5,
+                  concurrency=3, no_cache=True, lean=True, batch=True, poll_interval=2.0,
+                  fast=False, temperature=0.0, max_chars=100, extra_kept="mine")
     settings = options.pop_settings(tmp_path / "w.duckdb", values)
     assert values == {"extra_kept": "mine"}  # only what the command declared itself stays
     assert (settings.endpoint.model, settings.endpoint.max_tokens,
@@ -75,3 +77,73 @@ CHANGES: dict[str, Any] = {
 def test_the_cache_key_follows_shapes_answer(option: options.Option) -> None:
     changed = _key(**{option.field: CHANGES[option.field]}) != _key()
     assert changed == option.shapes_answer
+
+
+SCOPED = [o for o in options.ALL_OPTIONS if o.providers != options.PROVIDERS]
+
+
+def _argv(option: options.Option, tmp_path: Path) -> list[str]:
+    if option.is_flag:
+        return [option.flag]
+    if option.type is options.FilePath:
+        (tmp_path / "given").write_text("x", encoding="utf-8")
+        return [option.flag, str(tmp_path / "given")]
+    return [option.flag, "2"]
+
+
+def test_the_local_only_and_remote_only_flags_are_declared() -> None:
+    scoped = {o.flag: o.providers for o in SCOPED}
+    for flag in ("--fast", "--threads", "--model-path", "--server-log"):
+        assert scoped[flag] == ("local",), flag
+    for flag in ("--lean", "--api-key-file", "--base-url", "--batch"):
+        assert "local" not in scoped[flag], flag
+
+
+@pytest.mark.parametrize("option", SCOPED, ids=lambda o: o.flag)
+def test_a_flag_for_other_providers_is_refused(option: options.Option, tmp_path: Path) -> None:
+    provider = "openai" if option.providers == ("local",) else "local"
+    result = CliRunner().invoke(cli, [
+        "run", str(ROOT / "examples" / "neurips-2026"), "--db", str(tmp_path / "w.duckdb"),
+        "--dry-run", "--provider", provider, *_argv(option, tmp_path)],
+        env={"OPENAI_API_KEY": "sk-test"})
+    assert result.exit_code == 2, result.output
+    assert f"{option.flag} (" in result.output
+    assert f"nothing for the {provider} provider" in result.output
+    assert not (tmp_path / "w.duckdb").exists()  # refused before anything is opened
+
+
+def test_the_refusal_says_why_that_provider(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, [
+        "run", str(ROOT / "examples" / "neurips-2026"), "--db", str(tmp_path / "w.duckdb"),
+        "--dry-run", "--threads", "2", "--fast", "--provider", "openai"],
+        env={"OPENAI_API_KEY": "sk-test"})
+    assert "--fast (local provider only) and --threads (local provider only) mean nothing " \
+           "for the openai provider this run uses (--provider openai)" in result.output
+    # no --provider: the API key chose openai, and the message says so
+    chosen = CliRunner().invoke(cli, [
+        "run", str(ROOT / "examples" / "neurips-2026"), "--db", str(tmp_path / "w.duckdb"),
+        "--dry-run", "--threads", "2"], env={"OPENAI_API_KEY": "sk-test"})
+    assert "openai provider this run uses (an API key is set)" in chosen.output
+
+
+@pytest.mark.parametrize("option", SCOPED, ids=lambda o: o.flag)
+def test_a_flag_for_its_own_provider_passes(option: options.Option) -> None:
+    endpoint = EndpointOptions(provider=option.providers[0], base_url="http://127.0.0.1:9/v1")
+    options.refuse_misplaced([option], endpoint)  # no error
+
+
+def test_a_value_from_the_environment_is_not_a_flag(tmp_path: Path) -> None:
+    """PAPERSIFT_BASE_URL set for other runs does not stop a --provider local one."""
+    values: dict[str, Any] = {"provider": "local", "base_url": "http://127.0.0.1:9/v1"}
+    with pytest.raises(click.UsageError, match="--base-url"):
+        options.pop_settings(tmp_path / "w.duckdb", dict(values))
+    command = click.Command("probe", params=[click.Option(["--provider"]),
+                                             click.Option(["--base-url"],
+                                                          envvar="PAPERSIFT_BASE_URL")])
+    context = command.make_context("probe", ["--provider", "local"],
+                                   default_map=None)
+    with context:
+        context.params.update(values)
+        context.set_parameter_source("base_url", ParameterSource.ENVIRONMENT)
+        settings = options.pop_settings(tmp_path / "w.duckdb", dict(values))
+    assert settings.endpoint.base_url == "http://127.0.0.1:9/v1"

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from instructor.processing.response import handle_response_model
-from instructor.v2.core.function_calls import response_schema
+from instructor import response_schema
+from instructor.processing import handle_response_model
 
 from bench.rows_digest import digests
 from papersift.extract.access.extractor import Extractor, Outcome, answer_model, plain_draft

@@ -1,9 +1,24 @@
 """The DuckDB warehouse: migrations, bulk writes, read-only queries and exports.
 
-Never imports an LLM client (see the import contracts in pyproject.toml).
+Never imports an LLM client (see the import contracts in pyproject.toml). The names
+below load on first use, so importing a light submodule (``choices``) loads no DuckDB.
 """
 
-from papersift.warehouse.db import WarehouseError, connect, migrate
-from papersift.warehouse.store import Warehouse
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from papersift.warehouse.db import WarehouseError, connect, migrate
+    from papersift.warehouse.store import Warehouse
 
 __all__ = ["Warehouse", "WarehouseError", "connect", "migrate"]
+_HOMES = {"Warehouse": "store", "WarehouseError": "db", "connect": "db", "migrate": "db"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

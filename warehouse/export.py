@@ -11,9 +11,8 @@ from pathlib import Path
 import duckdb
 
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_VIEW, FieldSpec
+from papersift.warehouse.choices import FORMATS
 from papersift.warehouse.db import WarehouseError, connect, missing_warehouse, storage_failure
-
-FORMATS = ("csv", "parquet", "jsonl", "xlsx")
 
 _ITEM = "evidence, char_start, char_end, alignment, align_score"
 _STRUCT_ITEM = (

@@ -21,6 +21,7 @@ from typing import Any
 
 import duckdb
 
+from papersift.warehouse.choices import DEFAULT_TIMEOUT_S
 from papersift.warehouse.db import Bounds, WarehouseError, connect_bounded
 
 QUERIES_DIR = Path(__file__).parent / "queries"
@@ -108,7 +109,6 @@ def check_read_only(sql: str) -> None:
             )
 
 
-DEFAULT_TIMEOUT_S = 60.0
 _POLL_S = 0.1  # how often the waiting thread looks up (Ctrl-C is seen within this)
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from papersift.errors import PapersiftError
 from papersift.extract.access.credentials import CredentialInURLError, check_endpoint_url
 from papersift.extract.access.llm import MODES, Endpoint
+from papersift.extract.access.providers import PROVIDERS
 
-PROVIDERS = ("local", "openai", "compatible")
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
 # The instructor mode each kind of endpoint gets unless --mode says otherwise.

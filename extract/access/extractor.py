@@ -19,9 +19,8 @@ from typing import Any
 import httpx2
 import instructor
 import openai
-from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
-from instructor.processing.response import handle_response_model
-from instructor.v2.core.function_calls import response_schema
+from instructor.core import IncompleteOutputException, InstructorRetryException
+from instructor.processing import handle_response_model
 from pydantic import ValidationError
 from tenacity import AsyncRetrying, Retrying, retry_if_exception_type, stop_after_attempt
 
@@ -32,7 +31,8 @@ from papersift.extract.access.llm import (
     CallLog,
     Endpoint,
     RetryPolicy,
-    build_async_sdk,
+    async_sdk_over,
+    build_async_http,
     build_client,
     call_log,
     check_endpoint,
@@ -74,7 +74,7 @@ def _wrapped(model: type[PaperDraft]) -> type[PaperDraft]:
     is, and this one also returns its JSON schema from a copy made once. The schema and so
     every request body are instructor's own (tests compare them with a fresh wrap).
     """
-    wrapped = response_schema(model)
+    wrapped = instructor.response_schema(model)
     schema = wrapped.model_json_schema()
     plain = wrapped.model_json_schema
 
@@ -228,13 +228,14 @@ class Extractor:
     async def session(self, gate: RequestGate | None = None) -> AsyncIterator[Extractor]:
         """Open an async client for this event loop (paced by ``gate``) until the block
         ends; extract_async needs one."""
-        raw = build_async_sdk(self.endpoint, transport=self._transport,
-                              policy=self._policy, gate=gate)
+        http = build_async_http(self.endpoint, transport=self._transport,
+                                policy=self._policy, gate=gate)
+        raw = async_sdk_over(self.endpoint, http)
         self._async_raw = raw
         # Wrapped now, not at the first answer that needs it: wrapping (and the SDK's
         # resources it imports) takes about a second, which would stall the loop mid-run.
         self._async_client = wrap_async(raw, self.endpoint)
-        self._fast = self._fast_path(raw)
+        self._fast = self._fast_path(raw, http)
         try:
             yield self
         finally:
@@ -256,11 +257,11 @@ class Extractor:
         extra = kwargs.pop("extra_body", None) or {}
         return {**kwargs, **extra}
 
-    def _fast_path(self, raw: openai.AsyncOpenAI) -> FastPath | None:
+    def _fast_path(self, raw: openai.AsyncOpenAI, http: httpx2.AsyncClient) -> FastPath | None:
         body = self.first_ask_body()
         if body is None:
             return None
-        return FastPath.make(raw, body, self.endpoint.mode,
+        return FastPath.make(raw, http, body, self.endpoint.mode,
                              answer_model(self.fields.draft_model))
 
     async def extract_async(self, paper_id: str, text: str) -> Outcome:

@@ -27,8 +27,7 @@ from typing import Any
 
 import httpx2
 import openai
-from instructor.v2.validation.async_validators import reject_async_validators
-from openai._models import FinalRequestOptions
+from instructor.v2.validation import model_declares_async_validators
 from pydantic import BaseModel, ValidationError
 
 from papersift.extract.access.limits import answer_json
@@ -97,17 +96,36 @@ def body_template(body: dict[str, Any]) -> BodyTemplate | None:
     return BodyTemplate(parts) if len(parts) > 1 else None
 
 
+def sdk_request(raw: openai.AsyncOpenAI, http: httpx2.AsyncClient) -> httpx2.Request:
+    """A chat-completions POST as the SDK client ``raw`` sends one through ``http`` (the
+    client it was built with), from their public attributes: the SDK's URL, headers and
+    timeout, the first attempt's retry count."""
+    # lower-case names, the key first, then the SDK's own, as the SDK sends them; it
+    # leaves out the values that are its Omit markers
+    headers = {name.lower(): value
+               for name, value in {**raw.auth_headers, **raw.default_headers}.items()
+               if isinstance(value, str)}
+    headers["x-stainless-retry-count"] = "0"
+    timeout: Any = raw.timeout
+    if isinstance(timeout, float | int):
+        headers["x-stainless-read-timeout"] = str(float(timeout))
+    elif isinstance(timeout, httpx2.Timeout) and timeout.read is not None:
+        headers["x-stainless-read-timeout"] = str(timeout.read)
+    options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    return http.build_request("POST", raw.base_url.join("chat/completions"),
+                              headers=headers, content=b"{}", **options)
+
+
 class FastPath:
     """Sends first asks for one async SDK client and parses clean answers."""
 
-    def __init__(self, raw: openai.AsyncOpenAI, template: BodyTemplate, mode: str,
-                 model: type[BaseModel]) -> None:
+    def __init__(self, raw: openai.AsyncOpenAI, http: httpx2.AsyncClient,
+                 template: BodyTemplate, mode: str, model: type[BaseModel]) -> None:
         self.template = template
         self.mode = mode
         self.model = model
-        self._http: httpx2.AsyncClient = raw._client
-        probe = raw._build_request(FinalRequestOptions.construct(
-            method="post", url="/chat/completions", json_data={}))
+        self._http = http
+        probe = sdk_request(raw, http)
         self._url = probe.url
         # The SDK's headers (with Host), as bytes; each body adds its Content-Length.
         self._headers = [(k, v) for k, v in probe.headers.raw
@@ -115,8 +133,8 @@ class FastPath:
         self._extensions = dict(probe.extensions)
 
     @classmethod
-    def make(cls, raw: openai.AsyncOpenAI, body: dict[str, Any], mode: str,
-             model: type[BaseModel]) -> FastPath | None:
+    def make(cls, raw: openai.AsyncOpenAI, http: httpx2.AsyncClient, body: dict[str, Any],
+             mode: str, model: type[BaseModel]) -> FastPath | None:
         """A fast path for this client, or None when the request or mode needs instructor
         every time (a body that depends on the abstract beyond its text, md_json, a model
         with async validators instructor refuses)."""
@@ -125,11 +143,9 @@ class FastPath:
         template = body_template(body)
         if template is None:
             return None
-        try:
-            reject_async_validators(model)
-        except Exception:  # instructor refuses it on every call: let it say so
+        if model_declares_async_validators(model):  # instructor refuses it on every call
             return None
-        return cls(raw, template, mode, model)
+        return cls(raw, http, template, mode, model)
 
     async def ask(self, text: str) -> BaseModel | Handover:
         """The validated answer of a clean first ask, or what to hand to instructor."""

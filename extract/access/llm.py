@@ -34,7 +34,8 @@ from papersift.extract.access.transport import (
 
 __all__ = ["MODES", "RETRY_STATUSES", "AsyncRetryingTransport", "CallLog", "CallRecord",
            "Endpoint", "RetryPolicy", "RetryableStatusError", "RetryingTransport",
-           "ThreadedTransport", "asked_wait", "build_async_client", "build_async_sdk",
+           "ThreadedTransport", "asked_wait", "async_sdk_over", "build_async_client",
+           "build_async_http", "build_async_sdk",
            "build_client", "call_log", "check_endpoint", "redact", "wrap_async"]
 
 MODES = {
@@ -150,6 +151,18 @@ def build_async_sdk(
 ) -> openai.AsyncOpenAI:
     """The async SDK client of build_async_client, without instructor's wrapping."""
     sdk = _sdk_options(endpoint)
+    http_client = build_async_http(endpoint, transport=transport, policy=policy, gate=gate)
+    return openai.AsyncOpenAI(**sdk, http_client=http_client)
+
+
+def build_async_http(
+    endpoint: Endpoint,
+    *,
+    transport: httpx2.BaseTransport | httpx2.AsyncBaseTransport | None = None,
+    policy: RetryPolicy = RetryPolicy(),
+    gate: RequestGate | None = None,
+) -> httpx2.AsyncClient:
+    """The HTTP client under an async SDK client: retrying, logging and paced."""
     if transport is None:
         # Plain HTTP on papersift's own keep-alive connections (keepalive.py); https in
         # small httpcore2 pools, so the walk each pool makes after a request stays short.
@@ -159,10 +172,14 @@ def build_async_sdk(
         inner = transport
     else:
         inner = ThreadedTransport(transport)
-    http_client = httpx2.AsyncClient(
+    return httpx2.AsyncClient(
         transport=AsyncRetryingTransport(inner, policy=policy, gate=gate),
         timeout=_http_timeout(endpoint))
-    return openai.AsyncOpenAI(**sdk, http_client=http_client)
+
+
+def async_sdk_over(endpoint: Endpoint, http_client: httpx2.AsyncClient) -> openai.AsyncOpenAI:
+    """The async SDK client for the endpoint over an HTTP client of build_async_http."""
+    return openai.AsyncOpenAI(**_sdk_options(endpoint), http_client=http_client)
 
 
 def wrap_async(raw: openai.AsyncOpenAI, endpoint: Endpoint) -> instructor.AsyncInstructor:

@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from papersift.errors import PapersiftError
+from papersift.errors import InputError
 from papersift.extract.domain.ingest_results import (
     Chunker,
     IngestProblem,
@@ -37,6 +37,7 @@ from papersift.extract.domain.ingest_tables import (
     read_table,
 )
 from papersift.extract.domain.ingest_text import (
+    DEFAULT_MAX_CHARS,
     TITLE_MAX_CHARS,
     blocks_of,
     check_utf8,
@@ -48,7 +49,6 @@ from papersift.extract.domain.ingest_text import (
 )
 from papersift.extract.domain.records import storable
 
-DEFAULT_MAX_CHARS = 12_000
 DEFAULT_CHUNK_PAPERS = 2_000
 BLOCK_BYTES = 1 << 20  # bytes read from a text file at a time
 SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".csv", ".parquet")
@@ -143,10 +143,6 @@ def _expand_checked(raw: str | Path, chunker: Chunker) -> list[Path]:
         return files
     chunker.problem(shown, "not_found", f"{shown}: no such file or folder")
     return []
-
-
-class InputError(PapersiftError):
-    """No input argument names anything to read (the CLI exits 2: nothing to process)."""
 
 
 def names_nothing(raw: str | Path) -> bool:

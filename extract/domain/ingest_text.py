@@ -13,6 +13,7 @@ from pathlib import Path
 from papersift.extract.domain.ingest_results import Chunker, Occurrence, parse_venue_year
 
 TITLE_MAX_CHARS = 200
+DEFAULT_MAX_CHARS = 12_000  # longer abstracts are recorded as failures, not sent
 
 _BOM = "\ufeff"
 _TERMINATED_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)")

@@ -12,12 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
-from papersift.extract.domain.evaluate import headline
-from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS
-from papersift.extract.interface import app, cli_discover, cli_review, eval_report, options
-from papersift.extract.interface import entities as entities_lib
+from papersift.extract.domain.ingest_text import DEFAULT_MAX_CHARS
+from papersift.extract.interface import cli_discover, cli_review, options
 from papersift.extract.interface.cli_batch import batch, cache
 from papersift.extract.interface.cli_common import (
     batch_display,
@@ -33,11 +30,10 @@ from papersift.extract.interface.cli_common import (
     progress_bar,
 )
 from papersift.extract.interface.entities_cli import entities
-from papersift.report.render import write_report
-from papersift.warehouse import reads
-from papersift.warehouse.export import FORMATS, export
-from papersift.warehouse.query import DEFAULT_TIMEOUT_S, run_sql, saved_queries
-from papersift.warehouse.report import Price
+from papersift.warehouse.choices import DEFAULT_TIMEOUT_S, FORMATS
+
+# Each command imports the library it calls inside its body: `papersift --help` and
+# `--version` load only click and rich (tests/test_cli_start.py checks it).
 
 
 @click.group()
@@ -67,6 +63,8 @@ def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, dry_run: bool
     Cached answers are reused, so rerunning after Ctrl-C or a crash continues where it
     stopped. Ends with `N abstracts: X extracted, Y from cache, Z failed`.
     """
+    from papersift.extract.interface import app
+
     settings = dataclasses.replace(options.pop_settings(db, kw), record_to=record_to)
     if dry_run:
         estimate = app.estimate_run(list(inputs), settings)
@@ -98,6 +96,8 @@ def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, dry_run: bool
 def ingest(inputs: tuple[str, ...], db: Path, max_chars: int) -> None:
     """Store the abstracts of INPUTS and where they occur, without extracting. Exits 2
     when no abstract at all could be read."""
+    from papersift.extract.interface import app
+
     report = app.ingest_only(db, list(inputs), max_chars=max_chars)
     click.echo(f"read {report.files} file(s): {report.occurrences} abstracts, "
                f"{report.papers} distinct ({report.new_papers} new)")
@@ -118,6 +118,8 @@ def ingest(inputs: tuple[str, ...], db: Path, max_chars: int) -> None:
 @known_errors
 def extract(db: Path, all_papers: bool, ids_file: Path | None, **kw: Any) -> None:
     """Extract stored papers (those without an extraction yet, unless --all)."""
+    from papersift.extract.interface import app
+
     settings = options.pop_settings(db, kw)
     paper_ids = app.paper_ids_from(ids_file) if ids_file is not None else None
     with progress_bar() as on_event, batch_display() as on_poll:
@@ -158,6 +160,11 @@ def eval_command(gold_file: Path | None, from_corrections: bool, run_id: str | N
     lists what each paper got wrong, `--by-source` splits the scores, and `--compare`
     also lists the papers whose errors changed.
     """
+    from rich.table import Table
+
+    from papersift.extract.domain.evaluate import headline
+    from papersift.extract.interface import app, eval_report
+
     if (gold_file is None) == (not from_corrections):
         raise click.UsageError("give one of --gold FILE or --gold-from-corrections")
     if from_corrections:
@@ -230,6 +237,8 @@ def sql(query: str, db: Path, fmt: str, timeout_s: float, memory_limit: str) -> 
     search_papers('query') (hybrid: BM25 + vectors, reciprocal rank fusion),
     similar_papers('sha256:...'). Ctrl-C stops a query at once.
     """
+    from papersift.warehouse.query import run_sql
+
     print_result(run_sql(db, query, timeout_s=timeout_s, memory_limit=memory_limit,
                           prepare=_search_macros()), fmt)
 
@@ -256,6 +265,9 @@ def _search_macros() -> Callable[[Any], None] | None:
 def query(name: str | None, db: Path, fmt: str, benchmark: str | None,
           params: tuple[str, ...]) -> None:
     """Run the saved query NAME, or list the saved queries."""
+    from papersift.extract.interface import entities as entities_lib
+    from papersift.warehouse.query import saved_queries
+
     saved = saved_queries()
     if name is None:
         for item in saved.values():
@@ -286,6 +298,8 @@ cli.add_command(entities)
 def export_command(db: Path, fmt: str, out_dir: Path, excel: bool) -> None:
     """Write the paper table and one long table per field as CSV, Parquet or JSONL, or
     one Excel workbook (xlsx: a sheet per table)."""
+    from papersift.warehouse.export import export
+
     for item in export(db, out_dir, fmt, bom=excel):
         click.echo(f"{item.path}  {item.rows} rows")
 
@@ -308,6 +322,9 @@ def report_command(db: Path, out: Path, price: tuple[float, float] | None, top: 
     quote highlighted in its field's colour, flagged items marked, the fields beside it,
     and where it came from. Search and filters work offline: the file needs no network.
     """
+    from papersift.report.render import write_report
+    from papersift.warehouse.report import Price
+
     written = write_report(db, out, price=Price(*price) if price else None, top=top)
     click.echo(f"{written.path}  {written.papers} papers · {written.bytes / 1e6:.2f} MB · "
                f"{written.seconds:.2f}s")
@@ -321,6 +338,8 @@ def report_command(db: Path, out: Path, price: tuple[float, float] | None, top: 
 @known_errors
 def runs(db: Path, limit: int, fmt: str) -> None:
     """List recent runs with their counts, model and tokens."""
+    from papersift.warehouse import reads
+
     result = reads.recent_runs(db, limit)
     print_result(result, fmt)
 

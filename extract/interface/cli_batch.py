@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from papersift.extract.interface import app, options
+from papersift.extract.interface import options
 from papersift.extract.interface.cli_common import (
     batch_display,
     db_option,
@@ -20,8 +20,6 @@ from papersift.extract.interface.cli_common import (
     print_summary,
     progress_bar,
 )
-from papersift.extract.runs.batch import BatchOptions
-from papersift.warehouse import Warehouse, reads
 
 
 @click.group()
@@ -37,6 +35,8 @@ def batch() -> None:
 def batch_list(db: Path, fmt: str) -> None:
     """List stored batches, newest first: status, requests, and whether their results are
     stored (collected) yet."""
+    from papersift.warehouse import reads
+
     result = reads.stored_batches(db)
     print_result(result, fmt)
 
@@ -54,6 +54,9 @@ def batch_resume(batch_id: str, db: Path, poll_interval: float, **kw: Any) -> No
     Pass the endpoint options the batch was submitted with. A rerun of the same
     `run --batch` command resumes open batches too; this command needs no inputs.
     """
+    from papersift.extract.interface import app
+    from papersift.extract.runs.batch import BatchOptions
+
     settings = dataclasses.replace(options.pop_settings(db, kw),
                                    batch=BatchOptions(poll_interval_s=poll_interval))
     with progress_bar() as on_event, batch_display() as on_poll:
@@ -69,6 +72,8 @@ def batch_resume(batch_id: str, db: Path, poll_interval: float, **kw: Any) -> No
 def batch_cancel(batch_id: str, db: Path, **kw: Any) -> None:
     """Ask the provider to cancel batch BATCH_ID. What it finished is still stored by
     `batch resume BATCH_ID` (or a rerun); the rest is recorded as failed, batch_cancelled."""
+    from papersift.extract.interface import app
+
     status = app.cancel_stored_batch(options.pop_settings(db, kw), batch_id)
     click.echo(f"{batch_id}: {status}")
 
@@ -83,6 +88,8 @@ def cache() -> None:
 @known_errors
 def cache_stats(db: Path) -> None:
     """Show how many answers are cached, by model (reads only)."""
+    from papersift.warehouse import Warehouse
+
     with Warehouse(db, read_only=True) as warehouse:
         stats = warehouse.cache_stats()
     click.echo(json.dumps(stats, indent=2))
@@ -97,6 +104,8 @@ def cache_clear(db: Path, model: str | None, yes: bool) -> None:
     """Delete cached answers (extractions already stored are kept)."""
     if not yes:
         click.confirm("Delete cached answers? Later runs will pay for them again", abort=True)
+    from papersift.warehouse import Warehouse
+
     with Warehouse(db, create=False) as warehouse:
         count = warehouse.cache_clear(model)
     click.echo(f"deleted {count} cached answer(s)")

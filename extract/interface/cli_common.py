@@ -4,33 +4,23 @@ and the progress, summary and table displays."""
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
-import duckdb
 from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
-from papersift.errors import PapersiftError
-from papersift.extract.domain.ingest import IngestProblem, InputError
-from papersift.extract.interface import options, result_view
-from papersift.extract.runs.batch import BatchProgress
-from papersift.extract.runs.pipeline import RunSummary
-from papersift.warehouse.db import storage_failure
-from papersift.warehouse.query import QueryResult
+from papersift.errors import InputError, PapersiftError
+from papersift.extract.interface import options
+
+if TYPE_CHECKING:  # the library loads when a command runs, not for `papersift --help`
+    from papersift.extract.domain.ingest_results import IngestProblem
+    from papersift.extract.runs.batch import BatchProgress
+    from papersift.extract.runs.pipeline import RunSummary
+    from papersift.warehouse.query import QueryResult
 
 DEFAULT_DB = "papersift.duckdb"
 console = Console(stderr=True)
@@ -57,12 +47,22 @@ def known_errors(func: Callable[P, R]) -> Callable[P, R]:
             raise _NothingToRead(str(error)) from error
         except PapersiftError as error:
             raise click.ClickException(str(error)) from error
-        except (duckdb.Error, OSError) as error:  # a full disk, a read-only place, a bad block
+        except Exception as error:  # a full disk, a read-only place, a bad block
+            if not _storage_error(error):
+                raise
+            from papersift.warehouse.db import storage_failure
+
             db = kwargs.get("db")
             raise click.ClickException(storage_failure(
                 error, db if isinstance(db, str | Path) else None)) from None
 
     return wrapper
+
+
+def _storage_error(error: Exception) -> bool:
+    """An OSError, or DuckDB's own (DuckDB is loaded if it raised it)."""
+    duckdb = sys.modules.get("duckdb")
+    return isinstance(error, OSError) or (duckdb is not None and isinstance(error, duckdb.Error))
 
 
 db_option: Callable[[Callable[..., Any]], Callable[..., Any]] = click.option(
@@ -82,6 +82,15 @@ batch_options = options.apply(options.BATCH_OPTIONS)
 @contextmanager
 def batch_display() -> Iterator[Callable[[BatchProgress], None]]:
     """A rich progress bar per batch, fed at every poll: status, requests done, failed."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     bar = Progress(
         TextColumn("[bold]batch {task.fields[batch_id]}"),
         TextColumn("{task.fields[status]}"),
@@ -113,6 +122,16 @@ def batch_display() -> Iterator[Callable[[BatchProgress], None]]:
 @contextmanager
 def progress_bar() -> Iterator[Callable[[str, RunSummary], None]]:
     """A rich progress bar fed by the runner's events: papers, rate, ETA, tokens."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     bar = Progress(
         TextColumn("[bold]extracting"),
         BarColumn(),
@@ -197,6 +216,11 @@ def print_result(result: QueryResult, fmt: str) -> None:
 def print_readable(columns: list[str], rows: list[tuple[Any, ...]]) -> None:
     """A table when the columns fit the terminal, else one block per record; cells on
     one line, clipped with an ellipsis (see result_view)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from papersift.extract.interface import result_view
+
     shape, cut = result_view.layout(columns, rows, out.width)
     if shape == "records":
         for line in result_view.records(columns, rows, out.width):

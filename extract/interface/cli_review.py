@@ -8,10 +8,9 @@ from typing import Any
 
 import click
 
-from papersift.extract.interface import corrections as library
 from papersift.extract.interface import options
 from papersift.extract.interface.cli_common import db_option, known_errors
-from papersift.extract.interface.serve.config import DEFAULT_PORT, TOKEN_ENV, ServeError
+from papersift.extract.interface.serve.defaults import DEFAULT_PORT, TOKEN_ENV
 
 
 @click.command("serve")
@@ -35,7 +34,7 @@ def serve_command(db: Path, host: str, port: int, token: str | None, read_only: 
     which extract with the endpoint options given here. The server holds the warehouse:
     while it runs, extract through it.
     """
-    from papersift.extract.interface.serve.config import ServeConfig
+    from papersift.extract.interface.serve.config import ServeConfig, ServeError
     from papersift.extract.interface.serve.main import serve
 
     try:
@@ -61,6 +60,8 @@ def corrections_group() -> None:
 @known_errors
 def corrections_export(db: Path, fmt: str, out: Path | None, gold_out: Path | None) -> None:
     """Write every correction (append-only history, with its conflict state)."""
+    from papersift.extract.interface import corrections as library
+
     text, count = library.write_corrections(db, out, fmt)
     if out is None:
         click.echo(text, nl=False)
@@ -79,6 +80,8 @@ def corrections_export(db: Path, fmt: str, out: Path | None, gold_out: Path | No
 def corrections_pool(db: Path, out: Path) -> None:
     """Write the reviewed papers, corrections applied, as a few-shot pool for
     `papersift run --fewshot-pool FILE` (versioned by content hash)."""
+    from papersift.extract.interface import corrections as library
+
     report = library.write_pool(db, out)
     for result in report.skipped:
         click.echo(f"left out {result.paper_id}: {result.reason}", err=True)

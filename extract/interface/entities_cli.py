@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from papersift.extract.domain.entities.normalise import KINDS
-from papersift.extract.interface import entities as lib
 from papersift.extract.interface.cli_common import db_option, known_errors, print_result
-from papersift.extract.runs.canon import CanonOptions, PassSummary
+
+if TYPE_CHECKING:
+    from papersift.extract.runs.canon import PassSummary
 
 _kind = click.option("--kind", type=click.Choice(KINDS),
                      help="benchmark, method, metric or task (when a name is ambiguous).")
@@ -50,6 +52,8 @@ def entities() -> None:
 def build_command(db: Path, alias_files: tuple[Path, ...], no_embeddings: bool) -> None:
     """Canonicalise new spellings (runs do this too); nothing is redone when nothing changed."""
     from papersift.extract.domain.entities.vocab import user_alias_files
+    from papersift.extract.interface import entities as lib
+    from papersift.extract.runs.canon import CanonOptions
 
     files = user_alias_files(alias_files)
     _summary(lib.build(db, CanonOptions(alias_files=files, embeddings=not no_embeddings)))
@@ -67,6 +71,8 @@ def build_command(db: Path, alias_files: tuple[Path, ...], no_embeddings: bool) 
 def list_command(db: Path, kind: str | None, merged: bool, unknown_metrics: bool, limit: int,
                  fmt: str) -> None:
     """Entities, most used first, with their spellings."""
+    from papersift.extract.interface import entities as lib
+
     print_result(lib.list_entities(db, kind, merged, unknown_metrics, limit), fmt)
 
 
@@ -77,6 +83,8 @@ def list_command(db: Path, kind: str | None, merged: bool, unknown_metrics: bool
 @known_errors
 def show_command(entity: str, db: Path, kind: str | None) -> None:
     """One ENTITY (an id like benchmark:coco, or any spelling): its spellings and why."""
+    from papersift.extract.interface import entities as lib
+
     view = lib.show(db, entity, kind)
     ref = view.entity
     extra = f" · {view.direction} is better · {view.metric_kind}" if view.direction else ""
@@ -99,6 +107,8 @@ def show_command(entity: str, db: Path, kind: str | None) -> None:
 @known_errors
 def merge_command(names: tuple[str, ...], db: Path, kind: str | None, note: str | None) -> None:
     """Merge the entities NAMES (ids or spellings) into one: a user decision that wins."""
+    from papersift.extract.interface import entities as lib
+
     merged, summary = lib.merge(db, names, kind, note)
     click.echo(f"merged into {merged.entity_id} ({merged.canonical}): "
                f"{len(merged.keys)} spelling keys")
@@ -115,6 +125,8 @@ def merge_command(names: tuple[str, ...], db: Path, kind: str | None, note: str 
 def split_command(entity: str, names: tuple[str, ...], db: Path, kind: str | None,
                   note: str | None) -> None:
     """Take the spellings NAMES out of ENTITY (without NAMES: split it completely)."""
+    from papersift.extract.interface import entities as lib
+
     parts, summary = lib.split(db, entity, names, kind, note)
     click.echo(f"now {len(parts)} entities: " + ", ".join(p.entity_id for p in parts))
     _summary(summary)

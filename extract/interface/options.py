@@ -6,7 +6,9 @@ fills (``endpoint.max_tokens`` is :class:`EndpointOptions`' field, ``run.concurr
 come the click options of ``run`` and ``extract``, the settings objects a command hands to
 the library, and the options table in ``docs/options.md`` (checked by a test, so the docs
 cannot drift). ``shapes_answer`` marks the options that are part of the cache key: changing
-one asks the model again; a test checks the key against it.
+one asks the model again; a test checks the key against it. ``providers`` names the
+providers an option means something for: given on the command line for another, it is
+refused (a remote run with ``--threads`` says so instead of ignoring it).
 """
 
 from __future__ import annotations
@@ -15,15 +17,17 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
-from papersift.extract.access.endpoints import EndpointOptions
-from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS
-from papersift.extract.interface.app import RunSettings
-from papersift.extract.runs.batch import BatchOptions
-from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT
+from papersift.extract.access.providers import LOCAL, PROVIDERS, REMOTE
+from papersift.extract.domain.ingest_text import DEFAULT_MAX_CHARS
+
+if TYPE_CHECKING:  # the settings classes load with the library, when a command runs
+    from papersift.extract.access.endpoints import EndpointOptions
+    from papersift.extract.interface.app import RunSettings
 
 FilePath = click.Path(dir_okay=False, path_type=Path)
 
@@ -42,6 +46,7 @@ class Option:
     metavar: str | None = None
     invert: bool = False  # a flag that turns its field off (--no-cache -> use_cache)
     shapes_answer: bool = False  # part of the cache key
+    providers: tuple[str, ...] = PROVIDERS  # the providers it means something for
 
     @property
     def group(self) -> str:
@@ -56,8 +61,19 @@ class Option:
         """The click parameter name: the flag without dashes."""
         return self.flag.lstrip("-").replace("-", "_")
 
+    @property
+    def scope(self) -> str | None:
+        """The providers it is for, in words; None when it is for all of them."""
+        if self.providers == PROVIDERS:
+            return None
+        return "Local provider" if self.providers == LOCAL else "Remote providers"
+
+    @property
+    def full_help(self) -> str:
+        return self.help if self.scope is None else f"{self.scope} only: {self.help}"
+
     def click_option(self) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        kwargs: dict[str, Any] = {"help": self.help}
+        kwargs: dict[str, Any] = {"help": self.full_help}
         if self.is_flag:
             kwargs["is_flag"] = True
         else:
@@ -75,21 +91,22 @@ class Option:
 RUN_OPTIONS: tuple[Option, ...] = (
     Option("--provider", "endpoint.provider",
            "Default: local unless a base URL or OPENAI_API_KEY is set.",
-           type=click.Choice(["local", "openai", "compatible"]), shapes_answer=True),
+           type=click.Choice(PROVIDERS), shapes_answer=True),
     Option("--base-url", "endpoint.base_url",
            "An OpenAI-compatible endpoint, e.g. http://localhost:8000/v1.",
-           envvar="PAPERSIFT_BASE_URL", shapes_answer=True),
+           envvar="PAPERSIFT_BASE_URL", shapes_answer=True, providers=REMOTE),
     Option("--model", "endpoint.model",
            "Model name (for local: a name from `papersift models`).", shapes_answer=True),
     Option("--mode", "endpoint.mode", "instructor mode; default per provider (local: json).",
            type=click.Choice(["json", "tools", "json_schema", "md_json"]), shapes_answer=True),
     Option("--api-key-file", "endpoint.api_key_file",
-           "Read the API key from this file instead of OPENAI_API_KEY.", type=FilePath),
-    Option("--model-path", "endpoint.model_path", "Local provider: any GGUF file.",
-           type=FilePath, shapes_answer=True),
+           "Read the API key from this file instead of OPENAI_API_KEY.", type=FilePath,
+           providers=REMOTE),
+    Option("--model-path", "endpoint.model_path", "any GGUF file.",
+           type=FilePath, shapes_answer=True, providers=LOCAL),
     Option("--fast", "endpoint.fast",
-           "Local provider: the smaller, faster Qwen2.5-Coder-0.5B model.", is_flag=True,
-           shapes_answer=True),
+           "the smaller, faster Qwen2.5-Coder-0.5B model.", is_flag=True,
+           shapes_answer=True, providers=LOCAL),
     Option("--temperature", "endpoint.temperature", "Sampling temperature.", type=float,
            default=0.0, shapes_answer=True),
     Option("--max-tokens", "endpoint.max_tokens",
@@ -128,14 +145,14 @@ RUN_OPTIONS: tuple[Option, ...] = (
            "Longer abstracts are recorded as failures, not sent.", type=click.IntRange(min=1),
            default=DEFAULT_MAX_CHARS),
     Option("--server-log", "endpoint.server_log",
-           "Local provider: write the llama.cpp server's log here.", type=FilePath),
+           "write the llama.cpp server's log here.", type=FilePath, providers=LOCAL),
     Option("--threads", "endpoint.threads",
-           "Local provider: llama.cpp threads [default: CPUs - 1].",
-           type=click.IntRange(min=1)),
+           "llama.cpp threads [default: CPUs - 1].",
+           type=click.IntRange(min=1), providers=LOCAL),
     Option("--lean", "endpoint.lean",
-           "Remote models: the short prompt extract_lean (no examples) and no schema on the "
+           "the short prompt extract_lean (no examples) and no schema on the "
            "wire, about a quarter of the prompt tokens; answers are validated as usual.",
-           is_flag=True, shapes_answer=True),
+           is_flag=True, shapes_answer=True, providers=REMOTE),
     Option("--fields", "run.fields",
            "Your own fields: a Python file with one pydantic model, each field annotated "
            "with a grounding (see examples/custom-fields/); added to the draft for this run, "
@@ -150,15 +167,22 @@ RUN_OPTIONS: tuple[Option, ...] = (
 BATCH_OPTIONS: tuple[Option, ...] = (
     Option("--batch", "batch.enabled",
            "Send uncached abstracts through the OpenAI Batch API (half price, answers within "
-           "24 h); a killed run's batch is resumed by rerunning.", is_flag=True),
+           "24 h); a killed run's batch is resumed by rerunning.", is_flag=True,
+           providers=REMOTE),
     Option("--poll-interval", "batch.poll_interval_s",
            "--batch: seconds between status checks of the batch.",
            type=click.FloatRange(min=0.0), default=30.0),
 )
 
 ALL_OPTIONS = RUN_OPTIONS + BATCH_OPTIONS
-_TARGETS: dict[str, type] = {"endpoint": EndpointOptions, "run": RunSettings,
-                             "batch": BatchOptions}
+
+
+def _targets() -> dict[str, type]:
+    from papersift.extract.access.endpoints import EndpointOptions
+    from papersift.extract.interface.app import RunSettings
+    from papersift.extract.runs.batch import BatchOptions
+
+    return {"endpoint": EndpointOptions, "run": RunSettings, "batch": BatchOptions}
 
 
 def apply(options: Sequence[Option]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -176,16 +200,64 @@ def pop_settings(db: Path, values: dict[str, Any]) -> RunSettings:
     """Take the declared options out of a command's keyword arguments and build the run's
     settings from them; what the command declared itself stays in ``values``."""
     groups: dict[str, dict[str, Any]] = {"endpoint": {}, "run": {}, "batch": {}}
+    given = []
     for option in ALL_OPTIONS:
         if option.param not in values:
             continue
         value = values.pop(option.param)
         groups[option.group][option.field] = (not value) if option.invert else value
-    return settings_from(db, groups)
+        if _given(option, value):
+            given.append(option)
+    settings = settings_from(db, groups)
+    refuse_misplaced(given, settings.endpoint)
+    return settings
+
+
+def _given(option: Option, value: Any) -> bool:
+    """Whether the user gave this option on the command line (outside click: whether it
+    is set to something else than its default)."""
+    context = click.get_current_context(silent=True)
+    if context is not None and option.param in context.params:
+        return context.get_parameter_source(option.param) is ParameterSource.COMMANDLINE
+    return value not in (None, False, option.default)
+
+
+def refuse_misplaced(given: Sequence[Option], endpoint: EndpointOptions) -> None:
+    """Refuse the given options that mean nothing for the provider this run uses."""
+    if all(option.providers == PROVIDERS for option in given):
+        return
+    from papersift.extract.access.endpoints import choose_provider, read_api_key
+
+    key = None if endpoint.provider else read_api_key(endpoint)
+    provider = choose_provider(endpoint, key)
+    wrong = [option for option in given if provider not in option.providers]
+    if not wrong:
+        return
+    if endpoint.provider:
+        why = f"--provider {provider}"
+    elif provider == "compatible":
+        why = "a base URL is set"
+    elif provider == "openai":
+        why = "an API key is set"
+    elif endpoint.model_path or endpoint.fast:
+        why = "--fast or --model-path asks for it"
+    else:
+        why = "no base URL or API key is set"
+    named = " and ".join(f"{option.flag} ({str(option.scope).lower()} only)"
+                         for option in wrong)
+    verb, it = ("means", "it") if len(wrong) == 1 else ("mean", "them")
+    raise click.UsageError(
+        f"{named} {verb} nothing for the {provider} provider this run uses ({why}): leave "
+        f"{it} out, or choose the provider with --provider.")
 
 
 def settings_from(db: Path, groups: Mapping[str, Mapping[str, Any]]) -> RunSettings:
     """RunSettings from option values grouped by target (``{"endpoint": {...}, ...}``)."""
+    from papersift.extract.access.endpoints import EndpointOptions
+    from papersift.extract.interface.app import RunSettings
+    from papersift.extract.runs.batch import BatchOptions
+    from papersift.prompts import DEFAULT_PROMPT, LEAN_PROMPT
+
     endpoint = EndpointOptions(**groups.get("endpoint", {}))
     batch_values = dict(groups.get("batch", {}))
     batch = BatchOptions(**{k: v for k, v in batch_values.items() if k != "enabled"}) \
@@ -198,10 +270,11 @@ def settings_from(db: Path, groups: Mapping[str, Mapping[str, Any]]) -> RunSetti
 def check_targets() -> list[str]:
     """Targets that name no field of their settings class (empty when the table is right)."""
     wrong = []
+    targets = _targets()
     for option in ALL_OPTIONS:
         if option.target == "batch.enabled":
             continue
-        names = {f.name for f in dataclasses.fields(_TARGETS[option.group])}
+        names = {f.name for f in dataclasses.fields(targets[option.group])}
         if option.field not in names:
             wrong.append(option.target)
     return wrong
@@ -222,7 +295,7 @@ def options_markdown() -> str:
         env = f" (env `{option.envvar}`)" if option.envvar else ""
         meta = f" {option.metavar}" if option.metavar else ""
         key = "yes" if option.shapes_answer else ""
-        text = option.help.replace("|", "\\|")
+        text = option.full_help.replace("|", "\\|")
         lines.append(f"| `{option.flag}{meta}`{env} | {default} | {key} | {text} |")
     return "\n".join(lines) + "\n"
 

@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterator
 from typing import Any, Final
 
-from instructor.core.exceptions import IncompleteOutputException
-from instructor.processing.response import handle_response_model, process_response
+from instructor.core import IncompleteOutputException
+from instructor.processing import handle_response_model, process_response
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 

@@ -13,9 +13,8 @@ import httpx2
 from papersift.errors import PapersiftError
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.app import RunSettings
+from papersift.extract.interface.serve.defaults import DEFAULT_PORT, TOKEN_ENV
 
-TOKEN_ENV = "PAPERSIFT_TOKEN"
-DEFAULT_PORT = 8765
 MAX_BODY_BYTES = 1_000_000  # a request body larger than this is refused (413)
 
 
