@@ -67,6 +67,8 @@ def timed_process(argv: list[str]) -> dict[str, Any]:
     output = process.stdout.read().decode("utf-8", "replace")
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in (0, 2):  # 2: some papers failed, which the tables show
+        raise SystemExit(f"{' '.join(argv[2:])} exited {process.returncode}:\n{output[-3000:]}")
     return {"wall_s": time.perf_counter() - started, "rc": process.returncode,
             "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024,
             "tracebacks": output.count("Traceback (most recent call last)"),
