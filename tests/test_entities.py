@@ -175,3 +175,27 @@ def test_an_abstract_spelling_out_an_acronym_beats_the_alias_table() -> None:
     kept, notes = abstract_wins("method", table, stated, vocabulary)
     assert all(d.a != "cot" for d in kept)
     assert notes == ["method 'cot': an abstract spells it out otherwise, alias table not applied"]
+
+
+# From 50 random automatic merges of ICLR 2024 (issue 25, checked by hand): the pairs the
+# grounding found that a person marked wrong, and those marked right.
+WRONG_PAIRS = [("LM", "Language"), ("ACTOR", "REFACTOR"), ("HaDES", "Evolution Strategies"),
+               ("OP-GFNs", "GFlowNets"), ("DQ-LoRe", "Re-ranking"),
+               ("SSL", "Existing Self-Supervised Learning"), ("LDP", "NLDP"),
+               ("RVQ-VAE", "Variational AutoEncoder"), ("ProMoT", "MOdel Tuning"),
+               ("DWS", "Weight Sampling"), ("MFGs", "GXMFGs"), ("PPR", "PageRank"),
+               ("M3C", "Clustering")]
+RIGHT_PAIRS = [("FFB", "Fair Fairness Benchmark"), ("UCB", "Upper Confidence Bound"),
+               ("ECoFLaP", "Efficient Coarse-to-Fine Layer-Wise Pruning"),
+               ("GeoBFN", "Geometric Bayesian Flow Networks"),
+               ("CroPA", "Cross-Prompt Attack"), ("CQT", "Constant-Q Transform"),
+               ("PaP", "Prompt-as-Prefix"), ("MTPP", "A Marked Temporal Point Process"),
+               ("P-LLM", "prosody latent language model")]
+
+
+def test_a_grounded_pair_merges_only_when_the_short_form_abbreviates_all_of_it() -> None:
+    from papersift.extract.domain.entities.acronyms import abbreviates
+
+    assert [pair for pair in WRONG_PAIRS if abbreviates(*pair)] == []
+    assert [pair for pair in RIGHT_PAIRS if not abbreviates(*pair)] == []
+

@@ -49,6 +49,19 @@ def long_form(short: str, candidate: str) -> str | None:
     return clean(found)
 
 
+def abbreviates(short: str, long: str) -> bool:
+    """Whether ``short`` abbreviates the whole of ``long`` by the rule above (leading
+    articles aside): not a name that starts earlier, like "Existing Self-Supervised
+    Learning (SSL)", or one that covers only part of it, like "GFlowNets (OP-GFNs)"."""
+    found = long_form(short, long)
+    if found is None:
+        return False
+    whole = clean(long).split()
+    while whole and whole[0].lower() in ("a", "an", "the"):
+        whole = whole[1:]
+    return found.lower() == " ".join(whole).lower()
+
+
 def stated_pairs(text: str) -> list[tuple[str, str]]:
     """(short, long) pairs the text defines, in order of appearance, each once."""
     pairs: list[tuple[str, str]] = []
