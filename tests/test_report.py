@@ -362,3 +362,19 @@ def test_a_paper_without_extraction_gets_a_card_that_says_why(tmp_path: Path) ->
     html = render_html(data)
     assert "not extracted: ingest · too_long" in html
     assert "".join(t for t, _ in _parse(html).abstracts[missing.paper_id]) == missing.text
+
+
+def test_the_overview_lists_the_papers_that_state_the_most_results(corpus_db: Path) -> None:
+    """A conference overview names the papers with the most claimed numbers (issue 25)."""
+    from papersift.warehouse.report import load_report
+
+    data = load_report(corpus_db)
+    ranked = data.overview.most_results
+    counts = {card.headline: sum(1 for g in card.of("gain") if g.value is not None)
+              for card in data.papers}
+    assert ranked and len(ranked) <= 10
+    assert [c.papers for c in ranked] == sorted((c.papers for c in ranked), reverse=True)
+    assert ranked[0].papers == max(counts.values())
+    assert all(counts[c.label] == c.papers for c in ranked)
+    page = render_html(data)
+    assert "Papers that state the most results" in page and ranked[0].label in page

@@ -235,6 +235,14 @@ def _gain_groups(cards: Iterable[PaperCard]) -> tuple[GainGroup, ...]:
     return tuple(groups)
 
 
+def _most_results(cards: list[PaperCard], top: int) -> tuple[Count, ...]:
+    """The papers that state the most results (gains with a number), by headline."""
+    counted = [(sum(1 for g in card.of("gain") if g.value is not None), card.headline)
+               for card in cards]
+    ranked = sorted((pair for pair in counted if pair[0]), key=lambda p: (-p[0], p[1]))
+    return tuple(Count(headline, n) for n, headline in ranked[:top])
+
+
 def summarise(cards: list[PaperCard], runs: list[RunInfo], top: int | None = 10) -> Overview:
     """The overview of a set of cards (and the runs that made them); ``top`` caps the
     task and benchmark rankings (None: all)."""
@@ -264,6 +272,7 @@ def summarise(cards: list[PaperCard], runs: list[RunInfo], top: int | None = 10)
             ([i.shown for i in c.of("benchmark") if i.introduced]
              for c in cards), None),
         artifacts=_count_names(([i.name for i in c.of("artifact")] for c in cards), None),
+        most_results=_most_results(cards, top or 10),
         gains=_gain_groups(cards),
         versions=tuple(Versions(*key, papers=n) for key, n in versions.most_common()),
         runs=tuple(runs),

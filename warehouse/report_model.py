@@ -235,6 +235,7 @@ class Overview:
     top_benchmarks: tuple[Count, ...]
     new_benchmarks: tuple[Count, ...]
     artifacts: tuple[Count, ...]  # papers releasing each kind of artifact
+    most_results: tuple[Count, ...]  # the papers stating the most numbers (papers = results)
     gains: tuple[GainGroup, ...]
     versions: tuple[Versions, ...]
     runs: tuple[RunInfo, ...]
