@@ -109,7 +109,7 @@ def migrate(con: duckdb.DuckDBPyConnection, directory: Path = MIGRATIONS_DIR) ->
         newly.append(number)
     if newly:
         # DDL is the part of DuckDB's WAL replay with known failures after a kill (see
-        # README, "Nothing lost"): checkpoint so the new schema never waits in the WAL.
+        # docs/reliability.md, "Nothing lost"): checkpoint so the new schema never waits in the WAL.
         con.execute("CHECKPOINT")
     return newly
 

@@ -140,7 +140,8 @@ def ensure_keyword_index(con: duckdb.DuckDBPyConnection) -> bool:
     con.execute("INSERT INTO fts_builds VALUES (?, ?, ?, ?)",
                 [datetime.now(UTC).replace(tzinfo=None), papers, fingerprint,
                  time.perf_counter() - started])
-    # the index is DDL: checkpoint so it never waits in the WAL (README, "Nothing lost")
+    # the index is DDL: checkpoint so it never waits in the WAL
+    # (docs/reliability.md, "Nothing lost")
     con.execute("CHECKPOINT")
     return True
 
