@@ -130,7 +130,8 @@ def storage_failure(error: BaseException, db: str | Path | None = None) -> str:
     if any(marker in text for marker in _DISK_FULL) or getattr(error, "errno", None) == 28:
         return (f"{file}: the disk is full (No space left on device). Everything stored "
                 "before stays consistent: free some space, or pass --db/--out on another "
-                "disk, and rerun; nothing is asked twice.")
+                "disk, and rerun: what was stored is not asked again (the answers of "
+                "the batch being written are).")
     if isinstance(error, PermissionError) or "Permission denied" in text or \
             "Read-only file system" in text:
         return (f"{file}: cannot write there ({detail}). Choose a writable place "

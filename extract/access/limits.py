@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 import httpx2
 
 from papersift.errors import PapersiftError
+from papersift.extract.access.calls import finish_reason_of, token_count
 from papersift.extract.domain.prices import Pricing
 
 # Pace at this share of a learned or configured limit: close enough to the ceiling to be
@@ -333,9 +334,10 @@ def usage_of(response: httpx2.Response) -> tuple[int | None, int | None, str | N
     body = answer_json(response)
     if not isinstance(body, dict):
         return None, None, None
-    usage = body.get("usage") or {}
-    choices = body.get("choices") or [{}]
-    finish = choices[0].get("finish_reason") if isinstance(choices[0], dict) else None
-    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    return (prompt if isinstance(prompt, int) else None,
-            completion if isinstance(completion, int) else None, finish)
+    usage = body.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    choices = body.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    finish = first.get("finish_reason") if isinstance(first, dict) else None
+    return (token_count(usage.get("prompt_tokens")),
+            token_count(usage.get("completion_tokens")), finish_reason_of(finish))
