@@ -201,7 +201,7 @@ class Runner:
         endpoint = extractor.endpoint
         # What produced this run's answers: stored on the run and on each extraction.
         self.provenance = {
-            "endpoint": endpoint.cache_identity,
+            "endpoint": endpoint.stored_identity,
             "model": endpoint.model,
             "mode": endpoint.mode,
             "prompt_version": extractor.prompt.version,
