@@ -59,6 +59,18 @@ def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, str, Pa
     return found
 
 
+_CREATED = re.compile(r"(?i)\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|VIEW|MACRO)\s+"
+                      r"(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def schema_names() -> set[str]:
+    """Every table, view and macro name the migrations create (user fields stay clear)."""
+    sources = [path for _, _, path in migration_files()]
+    sources += sorted(Path(__file__).parent.glob("*.py"))  # tables code creates (search)
+    return {name.lower() for path in sources
+            for name in _CREATED.findall(path.read_text(encoding="utf-8"))}
+
+
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[int]:
     """Numbers of the migrations already applied to this database."""
     con.execute(
