@@ -287,3 +287,9 @@ def test_hostile_usage_cannot_spend_the_budget_or_stall_the_tokens_limit(
     assert gate.spent_usd < 0.01
     assert sum(clock.slept) < 5.0
     assert 0.01 <= gate.tokens_per_byte <= 1.0
+
+
+@pytest.mark.parametrize("value", ["31 Dec 99999999999999999999 23:59:59 GMT",
+                                   "Fri, 31 Dec 9999999999 23:59:59 -2359", "Mon, 99 Foo"])
+def test_a_retry_after_date_no_clock_can_hold_is_no_wait_not_a_crash(value: str) -> None:
+    assert retry_after_seconds(httpx2.Headers({"retry-after": value})) is None

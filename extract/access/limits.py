@@ -337,11 +337,11 @@ def retry_after_seconds(headers: httpx2.Headers) -> float | None:
         return max(seconds, 0.0)
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+    except (TypeError, ValueError, OverflowError, IndexError):  # a year of 20 digits...
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
 
 
 # Where answer_json keeps a response's decoded body, so it is decoded once.
