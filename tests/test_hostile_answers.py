@@ -4,7 +4,6 @@ written is written paper by paper, so only the paper whose rows fail becomes a f
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,38 +12,12 @@ import pytest
 
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs import runner as runner_module
-from papersift.testing.bodies import chat_completion, last_abstract
-from papersift.testing.drafts import first_words
+from papersift.testing.hostile import HostileUsage
 from papersift.testing.mock import FakeModel
 from tests.conftest import CORPUS, stored_rows
 from tests.test_pipeline import ENDPOINT
 
 pytestmark = pytest.mark.usefixtures("quiet_instructor")
-
-HOSTILE_USAGE: list[Any] = [True, 10 ** 20, -5, 1e20, "12", [3], {"n": 1}, float("nan"),
-                            2 ** 63, None]
-
-
-class HostileUsage:
-    """A fake model (hand-written) whose answers carry absurd usage values, one per
-    abstract in turn."""
-
-    def __init__(self) -> None:
-        self.requests = 0
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        self.requests += 1
-        value = HOSTILE_USAGE[self.requests % len(HOSTILE_USAGE)]
-        text = json.dumps(first_words(last_abstract(json.loads(request.content))))
-        body = chat_completion(text)
-        body["usage"] = {"prompt_tokens": value, "completion_tokens": value,
-                         "total_tokens": value}
-        if self.requests % 3 == 0:
-            body["choices"][0]["finish_reason"] = {"why": "x" * 5000}
-        raw = json.dumps(body, allow_nan=True).replace('"__big__"', "1" + "0" * 40)
-        return httpx2.Response(200, content=raw.encode(),
-                               headers={"content-type": "application/json"})
-
 
 def test_absurd_usage_values_are_stored_as_null_and_every_paper_is_kept(
         tmp_path: Path) -> None:

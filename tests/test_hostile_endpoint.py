@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socketserver
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
 
 import httpx2
 import pytest
@@ -20,45 +17,20 @@ from papersift.extract.access.transport import (
     RetryingTransport,
     RetryPolicy,
 )
+from papersift.testing.hostile import (
+    Behaviour,
+    answering,
+    byte_by_byte,
+    continues,
+    hostile_server,
+    huge,
+    huge_chunked,
+)
 
 TIMEOUT_S = 0.4  # each wait for bytes; the attempt's deadline is twice that
 POLICY = RetryPolicy(max_attempts=2, max_elapsed_s=30.0, initial_wait_s=0.01,
                      max_wait_s=0.01, jitter_s=0.0)
-# Each one keeps every wait for bytes under the read timeout, and never ends.
-Trickle = Callable[[socketserver.StreamRequestHandler], None]
-
-
-def continues(handler: socketserver.StreamRequestHandler) -> None:
-    while True:
-        handler.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        time.sleep(0.1)
-
-
-def byte_by_byte(handler: socketserver.StreamRequestHandler) -> None:
-    handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                        b"Content-Length: 100000\r\n\r\n")
-    while True:
-        handler.wfile.write(b" ")
-        time.sleep(0.1)
-
-
-@contextmanager
-def trickling(behave: Trickle) -> Iterator[str]:
-    class Handler(socketserver.StreamRequestHandler):
-        def handle(self) -> None:
-            while self.rfile.readline() not in (b"\r\n", b""):
-                pass
-            with suppress(OSError):
-                behave(self)
-
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
-    finally:
-        server.shutdown()
-        server.server_close()
+Trickle = Behaviour
 
 
 def _async_post(url: str, transport: httpx2.AsyncBaseTransport) -> float:
@@ -76,7 +48,7 @@ def _async_post(url: str, transport: httpx2.AsyncBaseTransport) -> float:
 @pytest.mark.parametrize("path", ["keepalive", "sdk-async", "sdk-sync"])
 def test_a_trickling_server_is_bounded_by_a_deadline_per_attempt(
         behave: Trickle, path: str) -> None:
-    with trickling(behave) as url:
+    with hostile_server(behave) as url:
         if path == "sdk-sync":
             started = time.monotonic()
             transport = RetryingTransport(httpx2.HTTPTransport(), policy=POLICY)
@@ -93,16 +65,10 @@ def test_a_trickling_server_is_bounded_by_a_deadline_per_attempt(
     assert took < POLICY.max_attempts * 2 * TIMEOUT_S + 2.0, took
 
 
-def _answer(head: bytes, body: bytes = b"") -> Trickle:
-    def behave(handler: socketserver.StreamRequestHandler) -> None:
-        handler.wfile.write(head + body)
-    return behave
-
-
 @pytest.mark.parametrize("length", [b"-1", b"3_45", b"+5", b" 0x10", b"1e3"])
 def test_a_malformed_content_length_is_a_protocol_error(length: bytes) -> None:
     head = b"HTTP/1.1 200 OK\r\nContent-Length: " + length + b"\r\n\r\n"
-    with trickling(_answer(head, b"{}" * 200)) as url:
+    with hostile_server(answering(head, b"{}" * 200)) as url:
         async def go() -> None:
             transport = KeepAliveTransport(httpx2.AsyncHTTPTransport())
             async with httpx2.AsyncClient(transport=transport, timeout=2.0) as client:
@@ -111,27 +77,11 @@ def test_a_malformed_content_length_is_a_protocol_error(length: bytes) -> None:
         asyncio.run(go())
 
 
-def _huge(handler: socketserver.StreamRequestHandler) -> None:
-    size = 20 << 20
-    handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size)
-    block = b"x" * (1 << 20)
-    for _ in range(20):
-        handler.wfile.write(block)
-
-
-def _huge_chunked(handler: socketserver.StreamRequestHandler) -> None:
-    handler.wfile.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
-    block = b"x" * (1 << 20)
-    for _ in range(20):
-        handler.wfile.write(b"100000\r\n" + block + b"\r\n")
-    handler.wfile.write(b"0\r\n\r\n")
-
-
-@pytest.mark.parametrize("behave", [_huge, _huge_chunked])
+@pytest.mark.parametrize("behave", [huge, huge_chunked])
 @pytest.mark.parametrize("path", ["keepalive", "sdk-async", "sdk-sync"])
 def test_a_body_over_the_cap_is_refused_on_every_path(behave: Trickle, path: str) -> None:
     policy = RetryPolicy(max_attempts=1)
-    with trickling(behave) as url:
+    with hostile_server(behave) as url:
         if path == "sdk-sync":
             transport = RetryingTransport(httpx2.HTTPTransport(), policy=policy)
             with httpx2.Client(transport=transport, timeout=5.0) as client, \
@@ -162,7 +112,7 @@ def test_a_late_unsolicited_answer_on_an_idle_connection_is_never_the_next_answe
             pass
         handler.wfile.write(answer(b"second"))
 
-    with trickling(behave) as url:
+    with hostile_server(behave) as url:
         async def go() -> list[bytes]:
             transport = KeepAliveTransport(httpx2.AsyncHTTPTransport())
             async with httpx2.AsyncClient(transport=transport, timeout=2.0) as client:
