@@ -14,6 +14,7 @@ faults it was served, counts duplicate rows, attempts per abstract, the Retry-Af
 the server measured, the wall time, and what a rerun asks again (only the failures).
 
     python -m bench.faults --papers 500 --rate 0.3
+    python -m bench.faults --hostile   # issue 28's hostile endpoint classes only
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.hostile_faults import print_hostile
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.testing.faultcheck import account, variant_corpus
@@ -43,8 +45,14 @@ def main() -> None:
     parser.add_argument("--retry-after", default="1", help="the 429's Retry-After, seconds")
     parser.add_argument("--timeout", type=float, default=1.0, help="client timeout, seconds")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--hostile", action="store_true",
+                        help="try the hostile endpoint's classes (tried, held, lost) only")
     args = parser.parse_args()
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # as the CLI does
+    if args.hostile:
+        problems = print_hostile()
+        print("problems: " + ("none" if not problems else "; ".join(problems)))
+        sys.exit(1 if problems else 0)
     policy = RetryPolicy()  # what users get
     config = fault_profile(rate=args.rate, seed=args.seed, retry_after=args.retry_after,
                          hang_s=args.timeout + 1.0)

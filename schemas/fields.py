@@ -202,11 +202,34 @@ class CustomField:
         return f"{CUSTOM_VIEW}_{self.name}"
 
 
+# More user fields than this is a mistake, not a schema: every field is a part of each
+# request's prompt and schema (3,000 of them took minutes to load, silently).
+MAX_CUSTOM_FIELDS = 64
+# The JSON types a grounding's values may have (one value, or a list's items).
+_GROUNDING_TYPES = {"name": {"string"}, "phrase": {"string"}, "choice": {"string"},
+                    "number": {"number", "integer", "string"}, "flag": {"boolean"}}
+
+
+def builtin_names() -> set[str]:
+    """Every name a built-in field goes by (key, item, table, view) and the custom
+    fields' own table and view: no user field may take one."""
+    names = {CUSTOM_TABLE, CUSTOM_VIEW}
+    for spec in BUILTIN_FIELDS:
+        names |= {spec.name, spec.item, spec.table, spec.view}
+    return names
+
+
 def custom_fields(model: type[BaseModel], taken: set[str]) -> tuple[CustomField, ...]:
     """The user-defined fields a pydantic model declares; every field needs a ``Ground``
-    marker, a lowercase name, and no clash with ``taken`` (the draft's own keys). A model
-    that breaks a rule is a ValueError naming the field (extract.domain.fields wraps it
-    in the project's error root)."""
+    marker, a value type its grounding can check, a lowercase name, and no clash with
+    ``taken`` (the draft's keys and attributes, the built-in fields, the warehouse's
+    tables and views: a field's view is ``custom_NAME``). A model that breaks a rule is
+    a ValueError naming the field (extract.domain.fields wraps it in the project's error
+    root)."""
+    if len(model.model_fields) > MAX_CUSTOM_FIELDS:
+        raise ValueError(f"{model.__name__}: declares {len(model.model_fields):,} fields; "
+                         f"papersift takes at most {MAX_CUSTOM_FIELDS}")
+    properties = model.model_json_schema()["properties"]
     found = []
     for name, info in model.model_fields.items():
         marks = [m for m in info.metadata if isinstance(m, Ground)]
@@ -214,18 +237,36 @@ def custom_fields(model: type[BaseModel], taken: set[str]) -> tuple[CustomField,
         if not marks:
             raise ValueError(f"{where}: annotate it with a grounding, e.g. "
                               "Annotated[list[str], Name()]")
-        if not _FIELD_NAME.match(name) or name in taken:
-            raise ValueError(f"{where}: the name must be lowercase letters, digits and _, "
-                              f"and not one of {sorted(taken)}")
-        schema = model.model_json_schema()["properties"][name]
+        if not _FIELD_NAME.match(name):
+            raise ValueError(f"{where}: the name must be lowercase letters, digits and _")
+        clash = sorted({name, f"{CUSTOM_VIEW}_{name}"} & taken)
+        if clash:
+            raise ValueError(f"{where}: the name {name!r} is taken (by a built-in field, a "
+                             "warehouse table or view, or the draft's own attributes: "
+                             f"{', '.join(clash)}); rename the field")
+        schema = properties[name]
         many = schema.get("type") == "array"
         values = (schema.get("items", {}) if many else schema).get("enum", ())
-        if marks[0].kind == "choice" and not values:
+        kind = marks[0].kind
+        if kind == "choice" and not values:
             raise ValueError(f"{where}: a Choice() field needs a Literal[...] of its values")
-        found.append(CustomField(name, marks[0].kind, many, marks[0].cues, tuple(values)))
+        _check_type(where, kind, schema.get("items", {}) if many else schema)
+        found.append(CustomField(name, kind, many, marks[0].cues, tuple(values)))
     if not found:
         raise ValueError(f"{model.__name__}: declares no fields")
     return tuple(found)
+
+
+def _check_type(where: str, kind: str, schema: dict[str, Any]) -> None:
+    """Refuse a value type the grounding cannot check (an int Flag(), a bool Name()...)."""
+    types = {branch.get("type") for branch in schema.get("anyOf", [schema])} - {"null"}
+    if "enum" in schema and not types:
+        types = {"string"}
+    wanted = _GROUNDING_TYPES[kind]
+    if not types or not types <= wanted:
+        raise ValueError(f"{where}: a {kind} field holds {' or '.join(sorted(wanted))} "
+                         f"values, not {' or '.join(sorted(map(str, types))) or 'any'}; "
+                         "change its type or its grounding")
 
 
 def fields_hash(model: type[BaseModel], fields: tuple[CustomField, ...]) -> str:

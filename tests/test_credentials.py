@@ -4,6 +4,7 @@ credential becomes an endpoint, and no scrubbed text keeps a secret."""
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
@@ -18,7 +19,11 @@ from papersift.extract.access.credentials import (
 )
 from papersift.extract.access.endpoints import EndpointError, EndpointOptions, plan_endpoint
 from papersift.extract.access.llm import Endpoint, build_client
+from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.testing.mock import FakeModel
 from papersift.warehouse.db import describe_command
+from papersift.warehouse.export import export
+from tests.conftest import CORPUS, stored_rows
 
 SECRET_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
 secrets_ = st.text(SECRET_CHARS, min_size=12, max_size=60).map(lambda s: "sk-" + s)
@@ -114,3 +119,48 @@ def test_the_lock_message_names_only_program_and_command(args: list[str], secret
     shown = describe_command(argv)
     assert secret not in shown
     assert shown.startswith("papersift run")
+
+
+NAMED_BY_SHAPE = ["https://apim.example.net/v1?subscription-key={s}",
+                  "https://apim.example.net/v1?Ocp-Apim-Subscription-Key={s}",
+                  "https://gitlab.example/api/v4?private_token={s}",
+                  "https://h.example/v1;key={s}/chat",
+                  "https://h.example/v1;X-Goog-Sig={s}",
+                  "https://h.example/{s}/v1",
+                  "https://h.example/v1?client_secret_value={s}"]
+
+
+@pytest.mark.parametrize("template", NAMED_BY_SHAPE)
+def test_a_credential_named_by_shape_or_in_the_path_is_refused(template: str) -> None:
+    secret = "sk-proj-Zq81xVb7Lm2Wc9Rt4Yp6Ks3Hd"
+    url = template.format(s=secret)
+    with pytest.raises(CredentialInURLError) as refused:
+        check_endpoint_url(url)
+    assert secret not in str(refused.value)
+    assert secret not in redact_url(url)
+    assert secret not in scrub(f"GET {url} failed")
+
+
+@pytest.mark.parametrize("url", [
+    "https://api.cloudflare.example/client/v4/accounts/0123456789abcdef0123456789abcdef/ai/v1",
+    "https://h.example/gw/Zq81xVb7Lm2Wc9Rt4Yp6Ks3Hd0/v1",
+    "https://h.example/v1?deployment=aZ81xVb7Lm2Wc9Rt4Yp6Ks3Hd0",
+])
+def test_a_credential_shaped_value_is_redacted_wherever_the_endpoint_is_stored(
+        url: str, tmp_path: Path) -> None:
+    token = next(part for part in url.replace("=", "/").split("/") if len(part) >= 26)
+    db = tmp_path / "w.duckdb"
+    endpoint = Endpoint(base_url=url, model="fake", mode="json")
+    run_inputs([str(CORPUS)], RunSettings(db=db), transport=FakeModel().transport(),
+               endpoint=endpoint)
+    stored = stored_rows(db, "SELECT endpoint, CAST(params AS VARCHAR) FROM runs")
+    assert stored and all(token not in str(value) for row in stored for value in row)
+    assert "[REDACTED]" in stored[0][0]
+    for exported in export(db, tmp_path / "out", "csv"):
+        assert token not in exported.path.read_text(encoding="utf-8")
+    assert token not in scrub(f"POST {url}/chat/completions: 500")
+    # plain URLs are kept as they are
+    assert redact_url("https://x.openai.azure.com/openai/deployments/gpt-4o-mini-2024-07-18"
+                      "?api-version=2024-06-01") == ("https://x.openai.azure.com/openai/"
+                                                     "deployments/gpt-4o-mini-2024-07-18"
+                                                     "?api-version=2024-06-01")

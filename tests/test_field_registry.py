@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -100,7 +101,7 @@ class _Clashing(BaseModel):
 
 @pytest.mark.parametrize(("model", "message"), [
     (_Unmarked, "annotate it with a grounding"),
-    (_Clashing, "not one of"),
+    (_Clashing, "is taken"),
 ])
 def test_a_bad_fields_model_is_refused_with_its_place(model: type[BaseModel],
                                                       message: str) -> None:
@@ -119,3 +120,38 @@ def test_a_bad_fields_file_is_named(tmp_path: Path) -> None:
     empty.write_text("X = 1\n")
     with pytest.raises(FieldsError, match="exactly one pydantic model"):
         load_fields(empty)
+
+
+@pytest.mark.parametrize(("declaration", "message"), [
+    ("artifacts: Annotated[list[str], Name()]", "'artifacts' is taken"),  # built-in field
+    ("valid_unicode: Annotated[list[str], Name()]", "'valid_unicode' is taken"),  # a method
+    ("model_dump: Annotated[list[str], Name()]", "model_dump"),  # pydantic refuses it
+    ("items: Annotated[list[str], Name()]", "custom_items"),  # its view would be the table
+    ("runs: Annotated[list[str], Name()]", "'runs' is taken"),  # a warehouse table
+    ("leaderboard: Annotated[list[str], Name()]", "is taken"),  # a warehouse view
+    ("gain: Annotated[list[str], Name()]", "is taken"),  # a built-in item name
+    ("solid: Annotated[int, Flag('x')] = 0", "a flag field holds boolean"),
+    ("sizes: Annotated[list[bool], Number()]", "a number field holds"),
+    ("who: Annotated[list[int], Name()]", "a name field holds string"),
+])
+def test_a_user_field_that_clashes_or_cannot_be_grounded_is_refused_naming_the_file(
+        tmp_path: Path, declaration: str, message: str) -> None:
+    path = tmp_path / "mine.py"
+    path.write_text("from typing import Annotated\nfrom pydantic import BaseModel\n"
+                    "from papersift.schemas.fields import Flag, Name, Number\n"
+                    f"class Mine(BaseModel):\n    {declaration}\n", encoding="utf-8")
+    with pytest.raises(FieldsError, match=message) as refused:
+        load_fields(path)
+    assert "mine.py" in str(refused.value)
+
+
+def test_thousands_of_user_fields_are_refused_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "many.py"
+    lines = [f"    f{i}: Annotated[list[str], Name()] = []" for i in range(3000)]
+    path.write_text("from typing import Annotated\nfrom pydantic import BaseModel\n"
+                    "from papersift.schemas.fields import Name\n"
+                    "class Many(BaseModel):\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    started = time.monotonic()
+    with pytest.raises(FieldsError, match=r"many\.py: .*3,000 fields; papersift takes at most"):
+        load_fields(path)
+    assert time.monotonic() - started < 30

@@ -249,3 +249,47 @@ def test_max_cost_needs_a_price(tmp_path: Path) -> None:
     assert "--max-cost needs the price of 'no-such-model'" in result.output
     assert not (tmp_path / "w.duckdb").exists() or stored_rows(
         tmp_path / "w.duckdb", "SELECT count(*) FROM calls") == [(0,)]
+
+
+@pytest.mark.parametrize("headers", [
+    {"x-ratelimit-limit-tokens": "2"}, {"x-ratelimit-limit-tokens": "999"},
+    {"x-ratelimit-limit-requests": "1"}, {"x-ratelimit-limit-requests": "1.5",
+                                          "x-ratelimit-limit-tokens": "50"}])
+def test_an_absurd_learned_limit_holds_no_request_back_for_long(
+        monkeypatch: pytest.MonkeyPatch, headers: dict[str, str]) -> None:
+    clock = FakeClock()
+    monkeypatch.setattr(asyncio, "sleep", clock.sleep)
+    gate = RequestGate(clock=clock)
+
+    async def go() -> None:
+        for _ in range(20):
+            ticket = await gate.acquire(_request(prompt_chars=4000, max_tokens=2000))
+            gate.settle(ticket, _answer(1000, 200, headers=headers))
+
+    asyncio.run(go())
+    assert max(clock.slept, default=0.0) <= 10.0  # a header is a hint, not a stall
+    assert clock.now - 1000.0 <= 20 * 10.0
+
+
+def test_hostile_usage_cannot_spend_the_budget_or_stall_the_tokens_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = FakeClock()
+    monkeypatch.setattr(asyncio, "sleep", clock.sleep)
+    pricing = Pricing(input_per_mtok=1.0, output_per_mtok=1.0)
+    gate = RequestGate(tpm=600_000, budget_usd=1.0, pricing=pricing, clock=clock)
+
+    async def go() -> None:
+        for _ in range(10):
+            ticket = await gate.acquire(_request())
+            gate.settle(ticket, _answer(2**31 - 1, 2**31 - 1))
+
+    asyncio.run(go())
+    assert gate.spent_usd < 0.01
+    assert sum(clock.slept) < 5.0
+    assert 0.01 <= gate.tokens_per_byte <= 1.0
+
+
+@pytest.mark.parametrize("value", ["31 Dec 99999999999999999999 23:59:59 GMT",
+                                   "Fri, 31 Dec 9999999999 23:59:59 -2359", "Mon, 99 Foo"])
+def test_a_retry_after_date_no_clock_can_hold_is_no_wait_not_a_crash(value: str) -> None:
+    assert retry_after_seconds(httpx2.Headers({"retry-after": value})) is None

@@ -59,6 +59,18 @@ def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, str, Pa
     return found
 
 
+_CREATED = re.compile(r"(?i)\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|VIEW|MACRO)\s+"
+                      r"(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def schema_names() -> set[str]:
+    """Every table, view and macro name the migrations create (user fields stay clear)."""
+    sources = [path for _, _, path in migration_files()]
+    sources += sorted(Path(__file__).parent.glob("*.py"))  # tables code creates (search)
+    return {name.lower() for path in sources
+            for name in _CREATED.findall(path.read_text(encoding="utf-8"))}
+
+
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[int]:
     """Numbers of the migrations already applied to this database."""
     con.execute(
@@ -130,7 +142,8 @@ def storage_failure(error: BaseException, db: str | Path | None = None) -> str:
     if any(marker in text for marker in _DISK_FULL) or getattr(error, "errno", None) == 28:
         return (f"{file}: the disk is full (No space left on device). Everything stored "
                 "before stays consistent: free some space, or pass --db/--out on another "
-                "disk, and rerun; nothing is asked twice.")
+                "disk, and rerun: what was stored is not asked again (the answers of "
+                "the batch being written are).")
     if isinstance(error, PermissionError) or "Permission denied" in text or \
             "Read-only file system" in text:
         return (f"{file}: cannot write there ({detail}). Choose a writable place "

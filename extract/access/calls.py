@@ -29,6 +29,24 @@ class CallRecord:
     error: str | None = None
 
 
+# The calls table's token columns are 32-bit integers; no real answer comes near.
+MAX_TOKENS = 2**31 - 1
+MAX_REASON = 64
+
+
+def token_count(value: object) -> int | None:
+    """A usage count from an answer as stored: a plain non-negative integer that fits the
+    column, else None (a bool, a float, a string, 1e20 are a hostile server's, not counts)."""
+    if type(value) is not int or not 0 <= value <= MAX_TOKENS:
+        return None
+    return value
+
+
+def finish_reason_of(value: object) -> str | None:
+    """An answer's finish reason as stored: a short string, else None."""
+    return value[:MAX_REASON] if isinstance(value, str) else None
+
+
 @dataclass
 class CallLog:
     """The attempts made for one abstract; set as current while it is extracted."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import re
-from urllib.parse import parse_qsl, unquote_plus, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, unquote_plus, urlsplit, urlunsplit
 
 from papersift.errors import PapersiftError
 
@@ -38,17 +38,63 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s\"'<>]+")
 
 
+# A parameter whose name (without case, '-', '_') holds one of these carries a secret:
+# subscription-key, Ocp-Apim-Subscription-Key, private_token, client_secret, X-Sig...
+_SECRET_WORD = re.compile(r"key|token|secret|sig|auth|passw|pwd|credential|bearer|cookie")
+# Prefixes of well-known API keys (OpenAI, Anthropic, Hugging Face, GitHub, GitLab, Slack,
+# Google, AWS access key ids).
+_KEY_PREFIX = re.compile(r"(?:sk|pk|rk)[-_]|hf_|gh[pousr]_|glpat-|xox[abpr]-|AIza|AKIA|ASIA")
+# One piece (between '-', '_', '.', '~') of a value that looks like a generated
+# credential: 20 or more letters and digits, both; model and deployment names have
+# shorter pieces, UUIDs too.
+_RANDOM_PIECE = re.compile(r"(?=[A-Za-z0-9+/=]*\d)(?=[A-Za-z0-9+/=]*[A-Za-z])[A-Za-z0-9+/=]{20,}")
+
+
 class CredentialInURLError(PapersiftError, ValueError):
     """An endpoint URL carries a credential; the message shows the URL redacted."""
 
 
 def _secret_param(name: str) -> bool:
-    return re.sub(r"[-_.\s]", "", name).lower() in SECRET_PARAMS
+    normal = re.sub(r"[-_.\s]", "", name).lower()
+    return normal in SECRET_PARAMS or bool(_SECRET_WORD.search(normal))
+
+
+def looks_like_credential(value: str) -> bool:
+    """Whether a URL's value has a credential's shape: a known key prefix, or a long
+    random-looking piece (a 32-digit hex key, a Base64 token)."""
+    value = unquote_plus(value)
+    if len(value) >= 16 and _KEY_PREFIX.match(value):
+        return True
+    pieces = {*re.split(r"[-_.~]", value), *re.split(r"[-_.~/]", value)}
+    return any(_RANDOM_PIECE.fullmatch(piece) for piece in pieces)
+
+
+def _redact_params(text: str, separator: str) -> str:
+    """``name=value`` pairs joined by ``separator``: a secret name's or a credential-shaped
+    value replaced."""
+    pieces = []
+    for piece in text.split(separator):
+        name, sep, value = piece.partition("=")
+        secret = (bool(sep) and _secret_param(unquote_plus(name))) or looks_like_credential(
+            value if sep else name)
+        pieces.append((f"{name}{sep}{PLACEHOLDER}" if sep else PLACEHOLDER) if secret
+                      else piece)
+    return separator.join(pieces)
+
+
+def _redact_path(path: str) -> str:
+    """Each segment of a path, and each of its ``;name=value`` parameters, redacted."""
+    segments = []
+    for segment in path.split("/"):
+        head, sep, params = segment.partition(";")
+        head = PLACEHOLDER if head and looks_like_credential(head) else head
+        segments.append(head + sep + (_redact_params(params, ";") if sep else ""))
+    return "/".join(segments)
 
 
 def redact_url(url: str, *, keep_fragment: bool = False) -> str:
-    """The URL with its userinfo and every credential query value replaced (and its
-    fragment dropped, unless ``keep_fragment``)."""
+    """The URL with its userinfo, every credential query or path parameter and every
+    credential-shaped value replaced (and its fragment dropped, unless ``keep_fragment``)."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -56,16 +102,19 @@ def redact_url(url: str, *, keep_fragment: bool = False) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = PLACEHOLDER + "@" + netloc.rsplit("@", 1)[1]
-    query = parts.query
-    if query:
-        pieces = []
-        for piece in query.split("&"):
-            name, sep, _ = piece.partition("=")
-            secret = _secret_param(unquote_plus(name))
-            pieces.append(f"{name}{sep}{PLACEHOLDER}" if secret else piece)
-        query = "&".join(pieces)
+    query = _redact_params(parts.query, "&") if parts.query else ""
     fragment = parts.fragment if keep_fragment else ""
-    return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+    return urlunsplit((parts.scheme, netloc, _redact_path(parts.path), query, fragment))
+
+
+def _named_secrets(parts: SplitResult) -> list[str]:
+    """The names of the query and ``;`` path parameters that carry a secret."""
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    for segment in parts.path.split("/"):
+        pairs += [(name, value) for name, _, value in
+                  (param.partition("=") for param in segment.split(";")[1:])]
+    return sorted({name for name, value in pairs
+                   if _secret_param(name) or (value and _KEY_PREFIX.match(value))})
 
 
 def check_endpoint_url(url: str, source: str = "--base-url") -> str:
@@ -82,10 +131,12 @@ def check_endpoint_url(url: str, source: str = "--base-url") -> str:
     where = []
     if "@" in parts.netloc:
         where.append("a user name or password before '@'")
-    secret_names = sorted({name for name, _ in parse_qsl(parts.query, keep_blank_values=True)
-                           if _secret_param(name)})
+    secret_names = _named_secrets(parts)
     if secret_names:
-        where.append("the query parameter(s) " + ", ".join(secret_names))
+        where.append("the parameter(s) " + ", ".join(secret_names))
+    if any(len(segment) >= 16 and _KEY_PREFIX.match(unquote_plus(segment))
+           for segment in parts.path.split("/")):
+        where.append("an API key in the path")
     if parts.fragment:
         where.append("a '#' fragment")
     if where:
@@ -144,10 +195,10 @@ def _hides(token: str, secrets: list[str]) -> bool:
 
 
 def _has_url_secret(url: str) -> bool:
-    """Userinfo or a credential query parameter (a fragment alone is no secret here)."""
+    """Userinfo, a credential parameter or a credential-shaped value (a fragment alone
+    is no secret here)."""
     try:
         parts = urlsplit(url)
-        names = [name for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
     except ValueError:
         return False
-    return "@" in parts.netloc or any(_secret_param(name) for name in names)
+    return "@" in parts.netloc or redact_url(url, keep_fragment=True) != url

@@ -28,6 +28,30 @@ import httpx2
 KEEPALIVE_S = 5.0
 # The largest response head accepted.
 MAX_HEAD_BYTES = 1 << 20
+# An attempt's whole exchange gets this many read timeouts (--timeout): the read timeout
+# bounds each wait for bytes, so a server trickling a byte at a time (or endless
+# '100 Continue' heads) would otherwise hold a request for ever.
+ATTEMPT_READS = 2.0
+# The largest response body accepted (an extraction answer is a few kB): a server sending
+# 100 MB is answered with a protocol error, not with the memory to hold it.
+MAX_BODY_BYTES = 16 << 20
+
+
+def too_large(size: int) -> httpx2.RemoteProtocolError:
+    return httpx2.RemoteProtocolError(f"the response body is over {MAX_BODY_BYTES >> 20} MiB "
+                                      f"({size:,} bytes or more); not read")
+
+
+def attempt_deadline(request: httpx2.Request) -> float | None:
+    """Seconds the whole exchange of one attempt may take (None: no read timeout set)."""
+    timeouts: dict[str, Any] = request.extensions.get("timeout", {})
+    read = timeouts.get("read")
+    return None if read is None else ATTEMPT_READS * float(read)
+
+
+def past_deadline(deadline: float | None) -> httpx2.ReadTimeout:
+    return httpx2.ReadTimeout(f"no whole answer within the attempt's deadline of "
+                              f"{deadline:g} s (twice --timeout)")
 _NO_BODY_STATUSES = frozenset({204, 304})
 
 
@@ -150,6 +174,8 @@ class _Answer:
         return found
 
     async def exactly(self, size: int) -> bytes:
+        if size > MAX_BODY_BYTES:
+            raise too_large(size)
         buffer = self.wire.buffer
         while len(buffer) < size:
             if not await self.wire.more(self.timeout):
@@ -160,12 +186,16 @@ class _Answer:
 
     async def chunked(self) -> bytes:
         parts: list[bytes] = []
+        total = 0
         while True:
             line = await self._until(b"\r\n")
-            try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise httpx2.RemoteProtocolError("malformed chunk size") from None
+            digits = line.split(b";", 1)[0].strip()
+            if not digits or len(digits) > 16 or digits.strip(b"0123456789abcdefABCDEF"):
+                raise httpx2.RemoteProtocolError("malformed chunk size")
+            size = int(digits, 16)
+            total += size
+            if total > MAX_BODY_BYTES:
+                raise too_large(total)
             if size == 0:
                 while await self._until(b"\r\n"):  # trailers, up to the blank line
                     pass
@@ -176,7 +206,8 @@ class _Answer:
     async def rest(self) -> bytes:
         """Everything up to the close (an answer without a length)."""
         while await self.wire.more(self.timeout):
-            pass
+            if len(self.wire.buffer) > MAX_BODY_BYTES:
+                raise too_large(len(self.wire.buffer))
         found = bytes(self.wire.buffer)
         self.wire.buffer.clear()
         return found
@@ -220,10 +251,23 @@ class KeepAliveTransport(httpx2.AsyncBaseTransport):
         url = request.url
         if url.scheme != "http" or "transfer-encoding" in request.headers:
             return await self.fallback.handle_async_request(request)
+        deadline = attempt_deadline(request)
+        bound = asyncio.timeout(deadline)
+        try:
+            async with bound:
+                return await self._exchange(request)
+        except TimeoutError:
+            if bound.expired():
+                raise past_deadline(deadline) from None
+            raise
+
+    async def _exchange(self, request: httpx2.Request) -> httpx2.Response:
+        url = request.url
         timeouts: dict[str, Any] = request.extensions.get("timeout", {})
         origin = (url.host, url.port or 80)
         body = await request.aread()
-        wire = self._idle_wire(origin) or await self._connect(origin, timeouts.get("connect"))
+        wire = await self._idle_wire(origin) or await self._connect(origin,
+                                                                     timeouts.get("connect"))
         try:
             await wire.send(_request_bytes(request, body), timeouts.get("write"))
             answer = _Answer(wire, timeouts.get("read"))
@@ -240,8 +284,16 @@ class KeepAliveTransport(httpx2.AsyncBaseTransport):
         return httpx2.Response(status, headers=headers, stream=httpx2.ByteStream(content),
                                extensions={"http_version": version, "reason_phrase": reason})
 
-    def _idle_wire(self, origin: tuple[str, int]) -> _Wire | None:
+    async def _idle_wire(self, origin: tuple[str, int]) -> _Wire | None:
+        """An idle connection to reuse: one the server has sent nothing on since its last
+        answer (an unsolicited late answer would be read as the next request's)."""
         idle = self._idle.get(origin)
+        if not idle:
+            return None
+        # Bytes already at the socket reach their buffer first: the loop polls the
+        # sockets after this task's first yield and delivers before its second.
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
         now = time.monotonic()
         while idle:
             wire = idle.pop()
@@ -293,9 +345,8 @@ async def _body(answer: _Answer, method: str, status: int, headers: list[tuple[b
         return await answer.chunked(), keep
     length = _header(headers, b"content-length")
     if length is not None:
-        try:
-            size = int(length)
-        except ValueError:
-            raise httpx2.RemoteProtocolError(f"malformed Content-Length {length!r}") from None
-        return await answer.exactly(size), keep
+        # Digits only: int() would also take '-1', '+5', ' 3' and '3_45'.
+        if not length.isdigit() or len(length) > 18:
+            raise httpx2.RemoteProtocolError(f"malformed Content-Length {length[:40]!r}")
+        return await answer.exactly(int(length)), keep
     return await answer.rest(), False

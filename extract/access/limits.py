@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 import httpx2
 
 from papersift.errors import PapersiftError
+from papersift.extract.access.calls import finish_reason_of, token_count
 from papersift.extract.domain.prices import Pricing
 
 # Pace at this share of a learned or configured limit: close enough to the ceiling to be
@@ -39,6 +40,18 @@ INITIAL_TOKENS_PER_BYTE = 0.25
 DEFAULT_MAX_TOKENS = 4096
 # An announced requests- or tokens-per-minute limit below this is ignored, not obeyed.
 MIN_ANNOUNCED_LIMIT = 1.0
+# ... and an announced tokens limit below this (no provider's tier is so small, and one
+# abstract's request is more): 'x-ratelimit-limit-tokens: 2' would stall every request.
+MIN_ANNOUNCED_TPM = 1000.0
+# The longest a limit learned from headers (not one the user set) holds one attempt back:
+# a header is a hint, a 429 with Retry-After is the provider's word.
+MAX_LEARNED_WAIT_S = 10.0
+# A request's prompt tokens per byte of its body stay within these (a token is at least
+# a byte; an answer's usage claiming more is not believed for pacing or the budget).
+TOKENS_PER_BYTE_RANGE = (0.01, 1.0)
+# Completion tokens believed of one answer without a larger max_tokens (no model writes
+# more in one answer today).
+MAX_COMPLETION_TOKENS = 131_072
 _DURATION = re.compile(r"(?P<value>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -125,10 +138,10 @@ class Ticket:
     cost_reserved: float = 0.0
 
     @functools.cached_property
-    def max_tokens(self) -> int:
-        """The completion tokens the request may use (its max_tokens), read from the body
-        when first asked: only a tokens-per-minute limit or a budget asks, and parsing a
-        whole request body per attempt was a visible cost of an unlimited run."""
+    def asked_max_tokens(self) -> int | None:
+        """The request's own max_tokens, read from the body when first asked: only a
+        tokens-per-minute limit, a budget or an answer's usage asks, and parsing a whole
+        request body per attempt was a visible cost of an unlimited run."""
         try:
             body = json.loads(self.body)
             value = body.get("max_completion_tokens") or body.get("max_tokens")
@@ -136,7 +149,12 @@ class Ticket:
                 return value
         except (ValueError, AttributeError):
             pass
-        return DEFAULT_MAX_TOKENS
+        return None
+
+    @property
+    def max_tokens(self) -> int:
+        """The completion tokens the request may use, as the provider counts them."""
+        return self.asked_max_tokens or DEFAULT_MAX_TOKENS
 
 
 @dataclass
@@ -178,6 +196,7 @@ class RequestGate:
         self._tokens = (TokenBucket(self.tpm * RATE_SAFETY, clock=self.clock)
                         if self.tpm else None)
         self._paused_until = 0.0
+        self._learned: set[str] = set()  # limits adopted from headers, not configured
 
     # -- before ------------------------------------------------------------------------
 
@@ -186,13 +205,16 @@ class RequestGate:
         content = request.content
         return Ticket(len(content), len(content) * self.tokens_per_byte, content)
 
-    def _wait_s(self, ticket: Ticket) -> float:
-        waits = [self._paused_until - self.clock()]
+    def _wait_s(self, ticket: Ticket) -> tuple[float, float]:
+        """(the wait a 429 or a configured limit asks, the wait a learned limit asks)."""
+        waits = {"pause": self._paused_until - self.clock(), "requests": 0.0, "tokens": 0.0}
         if self._requests is not None:
-            waits.append(self._requests.wait_s(1))
+            waits["requests"] = self._requests.wait_s(1)
         if self._tokens is not None:
-            waits.append(self._tokens.wait_s(ticket.prompt_estimate + ticket.max_tokens))
-        return max(waits)
+            waits["tokens"] = self._tokens.wait_s(ticket.prompt_estimate + ticket.max_tokens)
+        hard = max(wait for kind, wait in waits.items() if kind not in self._learned)
+        soft = max((waits[kind] for kind in self._learned), default=0.0)
+        return hard, soft
 
     def _reserve(self, ticket: Ticket) -> None:
         if self.budget_usd is None or self.pricing is None:
@@ -213,8 +235,12 @@ class RequestGate:
         waited = 0.0
         # Every wait is bounded: past max_pause_s the request leaves anyway (the server's
         # own answer, and the retry budget, decide what happens next).
-        while (wait := self._wait_s(ticket)) > 0 and waited < self.max_pause_s:
-            wait = min(wait, self.max_pause_s - waited)
+        while waited < self.max_pause_s:
+            hard, soft = self._wait_s(ticket)
+            wait = min(max(hard, min(soft, MAX_LEARNED_WAIT_S - waited)),
+                       self.max_pause_s - waited)
+            if wait <= 0:
+                break
             waited += wait
             self.stats.waited_s += wait
             await asyncio.sleep(wait)
@@ -233,13 +259,19 @@ class RequestGate:
             return
         prompt, completion, _ = usage_of(response)
         if prompt is not None:
+            low, high = TOKENS_PER_BYTE_RANGE
+            if ticket.body_bytes:  # usage beyond what the request could hold is not believed
+                prompt = min(prompt, round(ticket.body_bytes * high))
+            if completion is not None and completion > DEFAULT_MAX_TOKENS:  # body read rarely
+                completion = min(completion, ticket.asked_max_tokens or MAX_COMPLETION_TOKENS)
             if self.pricing is not None:
                 self.spent_usd += self.pricing.cost(prompt, completion or 0)
             if self._tokens is not None:
                 self._tokens.take(prompt - ticket.prompt_estimate)
             if ticket.body_bytes:
                 observed = prompt / ticket.body_bytes
-                self.tokens_per_byte = 0.8 * self.tokens_per_byte + 0.2 * observed
+                learned = 0.8 * self.tokens_per_byte + 0.2 * observed
+                self.tokens_per_byte = min(max(learned, low), high)
         self._follow_headers(response)
 
     def _follow_headers(self, response: httpx2.Response) -> None:
@@ -251,8 +283,10 @@ class RequestGate:
         for kind in ("requests", "tokens"):
             limit = _number(headers.get(f"x-ratelimit-limit-{kind}"))
             configured = self.rpm if kind == "requests" else self.tpm
-            if limit is None or limit < MIN_ANNOUNCED_LIMIT or configured is not None:
+            floor = MIN_ANNOUNCED_LIMIT if kind == "requests" else MIN_ANNOUNCED_TPM
+            if limit is None or limit < floor or configured is not None:
                 continue  # no limit, or one too small to be meant (it would stall the run)
+            self._learned.add(kind)
             bucket = self._requests if kind == "requests" else self._tokens
             if bucket is None:
                 bucket = TokenBucket(limit * RATE_SAFETY, clock=self.clock)
@@ -303,11 +337,11 @@ def retry_after_seconds(headers: httpx2.Headers) -> float | None:
         return max(seconds, 0.0)
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+    except (TypeError, ValueError, OverflowError, IndexError):  # a year of 20 digits...
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
 
 
 # Where answer_json keeps a response's decoded body, so it is decoded once.
@@ -333,9 +367,10 @@ def usage_of(response: httpx2.Response) -> tuple[int | None, int | None, str | N
     body = answer_json(response)
     if not isinstance(body, dict):
         return None, None, None
-    usage = body.get("usage") or {}
-    choices = body.get("choices") or [{}]
-    finish = choices[0].get("finish_reason") if isinstance(choices[0], dict) else None
-    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    return (prompt if isinstance(prompt, int) else None,
-            completion if isinstance(completion, int) else None, finish)
+    usage = body.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    choices = body.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    finish = first.get("finish_reason") if isinstance(first, dict) else None
+    return (token_count(usage.get("prompt_tokens")),
+            token_count(usage.get("completion_tokens")), finish_reason_of(finish))

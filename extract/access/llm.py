@@ -18,7 +18,7 @@ import instructor
 import openai
 
 from papersift.extract.access.calls import CallLog, CallRecord, call_log, current_log, redact
-from papersift.extract.access.credentials import check_endpoint_url
+from papersift.extract.access.credentials import check_endpoint_url, redact_url
 from papersift.extract.access.keepalive import KeepAliveTransport
 from papersift.extract.access.limits import RequestGate
 from papersift.extract.access.pools import ShardedPool, shared_ssl_context
@@ -78,6 +78,12 @@ class Endpoint:
     def cache_identity(self) -> str:
         return self.identity or self.base_url.rstrip("/")
 
+    @property
+    def stored_identity(self) -> str:
+        """The cache identity as runs and batches store it: a credential-shaped part of
+        its URL redacted (the cache key hashes the full one)."""
+        return redact_url(self.cache_identity, keep_fragment=True)
+
     def _values(self, names: tuple[str, ...]) -> dict[str, Any]:
         return {name: getattr(self, name) for name in names}
 
@@ -87,7 +93,9 @@ class Endpoint:
 
     def describe(self) -> dict[str, Any]:
         """Everything about the endpoint except the key, for runs and logs."""
-        return {**self._values(_DESCRIBED), **self.sampling()}
+        described = self._values(_DESCRIBED)
+        described["base_url"] = redact_url(self.base_url, keep_fragment=True)
+        return {**described, **self.sampling()}
 
 
 def build_client(

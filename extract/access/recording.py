@@ -202,7 +202,7 @@ def recording_transport(
     meta = {
         "source": "real responses recorded from a live server (not hand-written)",
         "endpoint": endpoint.describe(),
-        "endpoint_identity": endpoint.cache_identity,
+        "endpoint_identity": endpoint.stored_identity,
         "server": f"llama-cpp-python {_version('llama-cpp-python')} (python -m llama_cpp.server)"
         if endpoint.kind == "local"
         else endpoint.base_url,

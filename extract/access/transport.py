@@ -9,9 +9,11 @@ attempts and in time. Every attempt is reported to the current :class:`CallLog`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import random
+import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +24,12 @@ from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception
 from papersift.extract.access.calls import CallLog, CallRecord, current_log, shorten
 from papersift.extract.access.credentials import scrub
 from papersift.extract.access.fastpath import take_handover
+from papersift.extract.access.keepalive import (
+    MAX_BODY_BYTES,
+    attempt_deadline,
+    past_deadline,
+    too_large,
+)
 from papersift.extract.access.limits import (
     BudgetExceededError,
     RequestGate,
@@ -214,8 +222,7 @@ class RetryingTransport(_Attempts, httpx2.BaseTransport):
     ) -> httpx2.Response:
         record, clock = self._begin(log, attempt)
         try:
-            response = self.inner.handle_request(request)
-            response.read()
+            response = _within_deadline(self.inner, request)
         except (httpx2.TimeoutException, httpx2.NetworkError,
                 httpx2.RemoteProtocolError) as error:
             self._failed(record, error)
@@ -227,6 +234,75 @@ class RetryingTransport(_Attempts, httpx2.BaseTransport):
 
     def close(self) -> None:
         self.inner.close()
+
+
+class _Capped(httpx2.SyncByteStream):
+    """A response body that stops with a protocol error past MAX_BODY_BYTES."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __iter__(self) -> Iterator[bytes]:
+        size = 0
+        for chunk in self.inner:
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise too_large(size)
+            yield chunk
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class _CappedAsync(httpx2.AsyncByteStream):
+    """The async twin of _Capped."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        async for chunk in self.inner:
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise too_large(size)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _within_deadline(inner: httpx2.BaseTransport, request: httpx2.Request) -> httpx2.Response:
+    """The answer to one attempt, read whole, or a ReadTimeout once the attempt's deadline
+    passes: a blocking read cannot be cancelled, so the exchange runs in a daemon thread
+    that is left to the server's close when the deadline passes."""
+    deadline = attempt_deadline(request)
+    if deadline is None:
+        response = inner.handle_request(request)
+        response.stream = _Capped(response.stream)
+        response.read()
+        return response
+    outcome: list[httpx2.Response | BaseException] = []
+
+    def exchange() -> None:
+        try:
+            answer = inner.handle_request(request)
+            answer.stream = _Capped(answer.stream)
+            answer.read()
+            outcome.append(answer)
+        except BaseException as error:  # handed to the caller's thread
+            outcome.append(error)
+
+    context = contextvars.copy_context()  # the call log and the like, as in this thread
+    worker = threading.Thread(target=context.run, args=(exchange,), name="papersift-attempt",
+                              daemon=True)
+    worker.start()
+    worker.join(deadline)
+    if not outcome:
+        raise past_deadline(deadline)
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
 
 
 class ThreadedTransport(httpx2.AsyncBaseTransport):
@@ -305,8 +381,17 @@ class AsyncRetryingTransport(_Attempts, httpx2.AsyncBaseTransport):
                 ticket = await self.gate.acquire(request)
                 clock = time.perf_counter()  # latency is the server's, not the wait's
             sent = True
-            response = await self.inner.handle_async_request(request)
-            await response.aread()
+            deadline = attempt_deadline(request)
+            bound = asyncio.timeout(deadline)
+            try:
+                async with bound:
+                    response = await self.inner.handle_async_request(request)
+                    response.stream = _CappedAsync(response.stream)
+                    await response.aread()
+            except TimeoutError:
+                if bound.expired():
+                    raise past_deadline(deadline) from None
+                raise
         except (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError,
                 BudgetExceededError) as error:
             self._failed(record, error)

@@ -38,10 +38,12 @@ from papersift.schemas.fields import (
     BUILTIN_FIELDS,
     CustomField,
     FieldSpec,
+    builtin_names,
     custom_fields,
     fields_hash,
 )
 from papersift.schemas.paper import content_hash
+from papersift.warehouse.db import schema_names
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,8 @@ class FieldSet:
                  source: str | None = None) -> None:
         self.user_model = user_model
         self.source = source
-        taken = set(PaperDraft.model_fields)
+        taken = {*PaperDraft.model_fields, *dir(PaperDraft), *builtin_names(),
+                 *schema_names()}
         try:
             self.custom: tuple[CustomField, ...] = (
                 custom_fields(user_model, taken) if user_model is not None else ())

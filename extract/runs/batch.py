@@ -219,7 +219,7 @@ class BatchDispatch:
                    count: int) -> BatchRecord:
         endpoint = run.extractor.endpoint
         return BatchRecord(
-            batch_id=batch_id, run_id=run.run_id, endpoint=endpoint.cache_identity,
+            batch_id=batch_id, run_id=run.run_id, endpoint=endpoint.stored_identity,
             model=endpoint.model, mode=endpoint.mode,
             prompt_version=run.extractor.prompt.version, schema_version=schema_version(),
             input_file_id=input_file_id, status=status, request_count=count,
@@ -361,7 +361,8 @@ def check_resumable(record: BatchRecord, endpoint: Endpoint) -> None:
     if record.collected is not None:
         raise BatchError(f"batch {record.batch_id} was collected by run "
                          f"{record.collected_run_id}; nothing to resume")
-    if (record.endpoint, record.model) != (endpoint.cache_identity, endpoint.model):
+    if record.endpoint not in (endpoint.stored_identity, endpoint.cache_identity) or \
+            record.model != endpoint.model:
         raise BatchError(
             f"batch {record.batch_id} was submitted to {record.endpoint} for model "
             f"{record.model}; pass the same --base-url/--provider and --model to resume it")

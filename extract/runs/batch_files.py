@@ -17,6 +17,7 @@ from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from papersift.errors import PapersiftError
+from papersift.extract.access.calls import finish_reason_of, token_count
 from papersift.extract.access.extractor import (
     Extractor,
     Failure,
@@ -102,11 +103,13 @@ class ResultReader:
         if entry is None:
             outcome.failure = Failure("request", unanswered, detail)
             return outcome
-        response = entry.get("response") or {}
+        response = entry.get("response")
+        response = response if isinstance(response, dict) else {}
         status = response.get("status_code")
         body = response.get("body")
+        status = status if type(status) is int and 0 < status < 1000 else None
         record = CallRecord(ask=1, attempt=1, status="ok", started=batch.submitted,
-                            http_status=status if isinstance(status, int) else None)
+                            http_status=status)
         outcome.calls, outcome.asks = [record], 1
         if status != 200 or not isinstance(body, dict):
             record.status = "http_error"
@@ -117,14 +120,16 @@ class ResultReader:
                       else "batch_error")
             outcome.failure = Failure("request", reason, f"{batch.batch_id}: {record.error}")
             return outcome
-        usage = body.get("usage") or {}
-        record.prompt_tokens = usage.get("prompt_tokens")
-        record.completion_tokens = usage.get("completion_tokens")
+        usage = body.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        record.prompt_tokens = token_count(usage.get("prompt_tokens"))
+        record.completion_tokens = token_count(usage.get("completion_tokens"))
         outcome.prompt_tokens = record.prompt_tokens or 0
         outcome.completion_tokens = record.completion_tokens or 0
-        choices = body.get("choices") or [{}]
-        first = choices[0] if isinstance(choices[0], dict) else {}
-        record.finish_reason = first.get("finish_reason")
+        choices = body.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        first = first if isinstance(first, dict) else {}
+        record.finish_reason = finish_reason_of(first.get("finish_reason"))
         if record.finish_reason == "length":
             record.status = "length"
         completion = ChatCompletion.construct(**body)

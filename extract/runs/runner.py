@@ -41,6 +41,7 @@ from papersift.extract.runs.rows import (
     papersift_version,
     valid_cached_outcome,
 )
+from papersift.extract.runs.salvage import write_paper_by_paper
 from papersift.warehouse import Warehouse
 from papersift.warehouse.store import Batch, RunCounts
 
@@ -200,7 +201,7 @@ class Runner:
         endpoint = extractor.endpoint
         # What produced this run's answers: stored on the run and on each extraction.
         self.provenance = {
-            "endpoint": endpoint.cache_identity,
+            "endpoint": endpoint.stored_identity,
             "model": endpoint.model,
             "mode": endpoint.mode,
             "prompt_version": extractor.prompt.version,
@@ -438,9 +439,12 @@ class Runner:
     def _write(self, pending: Pending) -> None:
         """Write pending rows (waiting for those still built in a worker)."""
         rows = pending.rows()
+        try:
+            self.store.write(rows)
+        except Exception as error:  # one paper's rows never cost the others theirs
+            self._late_failures.extend(write_paper_by_paper(rows, self.store.write, error))
         self._late_failures.extend(row for row in rows.rows.get("failures", ())
                                    if row["stage"] == AFTER_ANSWER_STAGE)
-        self.store.write(rows)
 
     def _take_pending(self) -> Pending:
         self._last_flush = time.monotonic()
