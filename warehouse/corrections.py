@@ -24,6 +24,7 @@ from typing import Any
 import duckdb
 
 from papersift.schemas.numbers import numbers_in, value_matches
+from papersift.warehouse.cells import sheet_safe
 from papersift.warehouse.db import WarehouseError, transaction
 from papersift.warehouse.rowdicts import query_dicts
 from papersift.warehouse.store import WRITE_LOCK
@@ -463,7 +464,7 @@ def export_corrections(con: duckdb.DuckDBPyConnection, fmt: str) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(EXPORT_COLUMNS)
-    writer.writerows([_plain(row[c]) for c in EXPORT_COLUMNS] for row in rows)
+    writer.writerows([sheet_safe(_plain(row[c])) for c in EXPORT_COLUMNS] for row in rows)
     return buffer.getvalue()
 
 

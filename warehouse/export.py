@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_VIEW, FieldSpec
+from papersift.warehouse.cells import SHEET_SAFE_MACRO, sheet_safe_query
 from papersift.warehouse.choices import FORMATS
 from papersift.warehouse.db import WarehouseError, connect, missing_warehouse, storage_failure
 
@@ -158,9 +159,12 @@ def _write(db_path: str | Path, out: Path, fmt: str, bom: bool) -> list[Exported
         tables.update({name: sql.replace("{aliases}", aliases) for name, sql in _LONG.items()})
         if custom:
             tables[CUSTOM_VIEW] = _CUSTOM_LONG
+        if fmt == "csv":
+            con.execute(SHEET_SAFE_MACRO)
         for name, query in tables.items():
             path = out / f"{name}.{fmt}"
-            written.append(Exported(path, _copy(con, query, path, options, bom)))
+            shown = sheet_safe_query(query) if fmt == "csv" else query
+            written.append(Exported(path, _copy(con, shown, path, options, bom)))
     finally:
         con.close()
     return written

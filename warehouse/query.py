@@ -21,6 +21,7 @@ from typing import Any
 
 import duckdb
 
+from papersift.warehouse.cells import sheet_safe
 from papersift.warehouse.choices import DEFAULT_TIMEOUT_S
 from papersift.warehouse.db import Bounds, WarehouseError, connect_bounded
 
@@ -39,7 +40,7 @@ class QueryResult:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(self.columns)
-        writer.writerows([_plain(value) for value in row] for row in self.rows)
+        writer.writerows([sheet_safe(_plain(value)) for value in row] for row in self.rows)
         return buffer.getvalue()
 
     def to_json(self) -> str:

@@ -87,11 +87,13 @@ def _print(rows: list[dict[str, Any]], fmt: str, out: Console, title: str) -> No
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     if fmt == "csv":
+        from papersift.warehouse.cells import sheet_safe
+
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["rank"],
                                 lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({key: sheet_safe(value) for key, value in row.items()} for row in rows)
         click.echo(buffer.getvalue(), nl=False)
         return
     table = Table(title=title, show_lines=True)
