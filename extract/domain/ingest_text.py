@@ -59,43 +59,54 @@ def codec_for(head: bytes) -> str:
     return "utf-8"
 
 
-def check_utf8(blocks: Blocks, shown: str, chunker: Chunker) -> bool:
-    """Whether the file is NUL-free UTF-8 with some non-blank text; reports why not.
+# A NUL in the first bytes (a PNG, a zip), or damage on more lines than this, refuses the
+# whole file; else each line that holds one is refused with its record, and the rest of
+# the file is read.
+BINARY_HEAD_BYTES = 64
+MAX_DAMAGED_LINES = 3
+_DAMAGE = re.compile("[\x00\udc80-\udcff]")
 
-    A NUL byte anywhere wins over an earlier invalid byte (both refuse the file)."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
+
+def check_utf8(blocks: Blocks, shown: str, chunker: Chunker) -> bool:
+    """Whether the file can be read as UTF-8 with some non-blank text; reports why not.
+
+    The whole file is refused when it looks binary (a NUL byte in its first 64 bytes, or
+    on more than MAX_DAMAGED_LINES lines) or is in another encoding (bytes that are not
+    UTF-8 and no multi-byte UTF-8 character anywhere, as in a Latin-1 file). A UTF-8 file
+    with a few damaged lines is read: each record holding a NUL or a byte that is not
+    UTF-8 is refused on its own, naming its line (records.text_problem)."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
     offset = newlines = 0  # bytes, and b"\n" among them, before the current block
+    nul: tuple[int, int] | None = None  # byte offset and line of the first NUL
     invalid: tuple[int, int, int] | None = None  # byte offset, line, byte value
+    damaged: set[int] = set()  # lines with a NUL or an undecodable byte
+    multibyte = False  # a valid non-ASCII character: the file is UTF-8 after all
     has_text = False
     started = False  # a leading BOM is dropped from the first decoded character
     for block in itertools.chain(blocks(), [b""]):
-        nul = block.find(b"\x00")
-        if nul >= 0:
-            line = newlines + block.count(b"\n", 0, nul) + 1
-            chunker.problem(
-                shown,
-                "binary",
-                f"{shown}: binary data, not text (a NUL byte at byte offset {offset + nul:,}, "
-                f"line {line})",
-                line=line,
-            )
-            return False
-        if invalid is None:
-            pending = decoder.getstate()[0]
-            try:
-                text = decoder.decode(block, final=not block)
-            except UnicodeDecodeError as error:
-                at = offset - len(pending) + error.start
-                # Bytes held back from earlier blocks start a multi-byte character: no b"\n".
-                line = newlines + block.count(b"\n", 0, max(0, at - offset)) + 1
-                invalid = (at, line, (pending + block)[error.start])
-            else:
-                if text and not started:
-                    text, started = text.removeprefix(_BOM), True
-                has_text = has_text or bool(text.strip())
+        at_nul = block.find(b"\x00")
+        if at_nul >= 0 and nul is None:
+            nul = (offset + at_nul, newlines + block.count(b"\n", 0, at_nul) + 1)
+        text = decoder.decode(block, final=not block)
+        if text and not started:
+            text, started = text.removeprefix(_BOM), True
+        lines_before = newlines  # a held-back partial character is never a newline
+        for found in _DAMAGE.finditer(text):
+            line = lines_before + text.count("\n", 0, found.start()) + 1
+            damaged.add(line)
+            if found.group() != "\x00" and invalid is None:
+                bad = ord(found.group()) - 0xDC00
+                invalid = (offset + block.find(bytes([bad])), line, bad)
+        multibyte = multibyte or any(ord(ch) > 0x7F and not 0xDC80 <= ord(ch) <= 0xDCFF
+                                     for ch in text)
+        has_text = has_text or bool(text.strip())
         offset += len(block)
         newlines += block.count(b"\n")
-    if invalid is not None:
+    if nul is not None and (nul[0] < BINARY_HEAD_BYTES or len(damaged) > MAX_DAMAGED_LINES):
+        chunker.problem(shown, "binary", f"{shown}: binary data, not text (a NUL byte at "
+                        f"byte offset {nul[0]:,}, line {nul[1]})", line=nul[1])
+        return False
+    if invalid is not None and (not multibyte or len(damaged) > MAX_DAMAGED_LINES):
         at, line, bad = invalid
         chunker.problem(
             shown,
@@ -155,7 +166,10 @@ def _has_text(has_text: bool, shown: str, chunker: Chunker) -> bool:
 
 def decoded(blocks: Blocks, codec: str) -> Iterator[str]:
     """The file's text, piece by piece (a checked file: decoding errors are not expected)."""
-    decoder = codecs.getincrementaldecoder(codec)()
+    # A checked UTF-8 file may hold a few damaged lines: their bytes become lone
+    # surrogates, which refuse the records that hold them (records.text_problem).
+    decoder = codecs.getincrementaldecoder(codec)(
+        errors="surrogateescape" if codec == "utf-8" else "strict")
     started = codec != "utf-8"  # UTF-16/32 decoders drop their byte-order mark themselves
     for block in itertools.chain(blocks(), [b""]):
         text = decoder.decode(block, final=not block)
