@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import math
-import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -25,7 +24,7 @@ import duckdb
 
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.warehouse.db import WarehouseError, transaction
-from papersift.warehouse.rowdicts import query_dicts
+from papersift.warehouse.rowdicts import first_row, query_dicts
 from papersift.warehouse.store import WRITE_LOCK
 
 ITEM_TYPES = ("task", "method", "benchmark", "gain")
@@ -145,21 +144,21 @@ def current_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
 
 def item_version(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
                  item_key: str) -> int:
-    row = con.execute("SELECT max(version) FROM corrections WHERE paper_id = ? AND "
+    row = first_row(con, "SELECT max(version) FROM corrections WHERE paper_id = ? AND "
                       "item_type = ? AND item_key = ?", [paper_id, item_type, item_key]
-                      ).fetchone()
+                      )
     return int(row[0]) if row and row[0] is not None else 0
 
 
 def _known(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
            item_key: str) -> bool:
     """The item exists (in the latest extraction, added, or already corrected)."""
-    row = con.execute("""
+    row = first_row(con, """
         SELECT EXISTS (SELECT 1 FROM model_items WHERE paper_id = $p AND item_type = $t
                        AND item_key = $k)
             OR EXISTS (SELECT 1 FROM corrections WHERE paper_id = $p AND item_type = $t
                        AND item_key = $k)""",
-                      {"p": paper_id, "t": item_type, "k": item_key}).fetchone()
+                      {"p": paper_id, "t": item_type, "k": item_key})
     return bool(row and row[0])
 
 
@@ -178,7 +177,9 @@ class Review:
 @contextmanager
 def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """One write transaction, then a CHECKPOINT (as every warehouse write), under the
-    process's write lock so it never overlaps a run's batch write and its checkpoint."""
+    process's write lock so it never overlaps a run's batch write and its checkpoint.
+    Callers take the lock before their first read (``with WRITE_LOCK``), so no result
+    of theirs is open while they wait for it."""
     with WRITE_LOCK:
         with transaction(con):
             yield
@@ -187,19 +188,17 @@ def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
             con.execute("CHECKPOINT")
 
 
-_CHECK_LOCK = threading.Lock()  # version check and insert as one step per process
-
 
 def _paper_text(con: duckdb.DuckDBPyConnection, paper_id: str) -> str:
-    row = con.execute("SELECT text FROM papers WHERE paper_id = ?", [paper_id]).fetchone()
+    row = first_row(con, "SELECT text FROM papers WHERE paper_id = ?", [paper_id])
     if row is None:
         raise UnknownItemError(f"no paper {paper_id!r} in the warehouse")
     return str(row[0])
 
 
 def _latest_extraction(con: duckdb.DuckDBPyConnection, paper_id: str) -> str | None:
-    row = con.execute("SELECT extraction_id FROM latest_extractions WHERE paper_id = ?",
-                      [paper_id]).fetchone()
+    row = first_row(con, "SELECT extraction_id FROM latest_extractions WHERE paper_id = ?",
+                      [paper_id])
     return str(row[0]) if row else None
 
 
@@ -270,9 +269,11 @@ def _check_version(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str
                    item_key: str, review: Review) -> int:
     now = item_version(con, paper_id, item_type, item_key)
     if review.version != now:
-        current = current_item(con, paper_id, item_type, item_key) or {
-            "paper_id": paper_id, "item_type": item_type, "item_key": item_key,
-            "version": now, "review": "reject"}
+        shown = None if item_type == "paper" else current_item(con, paper_id, item_type,
+                                                                item_key)
+        current = shown or {"paper_id": paper_id, "item_type": item_type,
+                            "item_key": item_key, "version": now,
+                            "review": "reviewed" if item_type == "paper" else "reject"}
         raise VersionConflictError(
             f"this {item_type} was changed by someone else (version {now}, you saw "
             f"{review.version}); reload it and apply your change again", current)
@@ -286,8 +287,8 @@ def set_status(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, it
         raise CorrectionError(f"unknown action {action!r}; one of {list(STATUS_ACTIONS)}")
     if item_type not in VIEWS:
         raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
-    _paper_text(con, paper_id)
-    with _CHECK_LOCK:
+    with WRITE_LOCK:  # version check and insert as one step, before any read
+        _paper_text(con, paper_id)
         if not _known(con, paper_id, item_type, item_key):
             raise UnknownItemError(f"paper {paper_id} has no {item_type} {item_key!r}")
         version = _check_version(con, paper_id, item_type, item_key, review)
@@ -309,8 +310,8 @@ def edit_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, ite
         raise CorrectionError("an edit needs at least one field to change")
     checked = {field: checked_value(item_type, field, value) for field, value in
                changes.items()}
-    text = _paper_text(con, paper_id)
-    with _CHECK_LOCK:
+    with WRITE_LOCK:
+        text = _paper_text(con, paper_id)
         current = current_item(con, paper_id, item_type, item_key)
         if current is None:
             if _known(con, paper_id, item_type, item_key):
@@ -388,7 +389,7 @@ def add_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
                 mention_start=mention.start, mention_end=mention.end)
     key = "added:" + uuid.uuid4().hex[:16]
     row = _base(paper_id, item_type, key, 1, "add", review, None)
-    with _CHECK_LOCK:
+    with WRITE_LOCK:
         row["extraction_id"] = _latest_extraction(con, paper_id)
         row["after"] = _as_json(item)
         with _transaction(con):
@@ -399,8 +400,8 @@ def add_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
 def mark_reviewed(con: duckdb.DuckDBPyConnection, paper_id: str,
                   review: Review) -> dict[str, Any]:
     """Say a paper has been reviewed as a whole (its remaining items are right)."""
-    _paper_text(con, paper_id)
-    with _CHECK_LOCK:
+    with WRITE_LOCK:
+        _paper_text(con, paper_id)
         version = _check_version(con, paper_id, "paper", "", review)
         row = _base(paper_id, "paper", "", version, "reviewed", review,
                     _latest_extraction(con, paper_id))

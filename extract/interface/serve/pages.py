@@ -161,7 +161,7 @@ async def correct(request: Request) -> HTMLResponse:
         body = _correction_of(form, reviewer)
         with state.cursor() as con:
             apply_correction(con, body, state.config.reviewer)
-        state.changed()
+        state.changed(body.paper_id)
     except ValidationError as error:
         message, level, status = f"not saved: {error.errors()[0]['msg']}", "error", 400
     except CorrectionError as error:

@@ -17,6 +17,7 @@ from papersift.extract.interface.serve.config import ServeConfig, ServeError
 from papersift.extract.interface.serve.jobs import Jobs
 from papersift.warehouse.db import connect
 from papersift.warehouse.review_reads import has_corrections
+from papersift.warehouse.store import WRITE_LOCK
 
 T = TypeVar("T")
 
@@ -33,11 +34,17 @@ class ServerState:
     _cache: dict[Any, Any] = field(default_factory=dict)
     _cache_lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def changed(self) -> None:
-        """The warehouse was written (a correction, a run's progress): drop the cache."""
+    def changed(self, paper_id: str | None = None) -> None:
+        """The warehouse was written: drop the cache; a correction of one paper keeps
+        the other papers' cards (a run's progress drops everything)."""
         with self._cache_lock:
             self.generation += 1
-            self._cache.clear()
+            if paper_id is None:
+                self._cache.clear()
+                return
+            kept = {key: value for key, value in self._cache.items()
+                    if isinstance(key, tuple) and key[0] == "card" and key[1] != paper_id}
+            self._cache = kept
 
     def cached(self, key: Any, compute: Callable[[], T]) -> T:
         """``compute()``, or its result from before if nothing was written since."""
@@ -95,12 +102,18 @@ class ServerState:
 
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection of its own for one request, on the database the server holds."""
-        cursor = self.con.cursor()
-        try:
-            yield cursor
-        finally:
-            cursor.close()
+        """A connection of its own for one request, used under the process's one
+        database lock (store.WRITE_LOCK, which a run's batches and corrections take too)
+        and closed before the lock is let go. So no thread ever waits for the lock with
+        a result open, which is what a CHECKPOINT waits for (issue 28: 60 reviewers
+        hung the server when one thread's CHECKPOINT waited on a scan another thread
+        kept open while it waited for the lock). Never wait for anything else inside."""
+        with WRITE_LOCK:
+            cursor = self.con.cursor()
+            try:
+                yield cursor
+            finally:
+                cursor.close()
 
     def close(self) -> None:
         self.jobs.shutdown()
