@@ -208,6 +208,12 @@ class AbstractIn(BaseModel):
     title: str | None = Field(None, max_length=1000)
 
 
+class InputRefusedError(CorrectionError):
+    """A run input outside the configured roots (nothing is read or started)."""
+
+    status = 403
+
+
 class RunIn(BaseModel):
     """Files or folders on the server's machine, or abstracts sent inline."""
 
@@ -219,6 +225,13 @@ class RunIn(BaseModel):
 
 @router.post("/runs", status_code=202, summary="Start a run in the background")
 def start_run(state: State, body: RunIn) -> dict[str, Any]:
+    outside = [path for path in body.inputs if not state.config.input_allowed(path)]
+    if outside:
+        roots = ", ".join(str(root) for root in state.config.inputs_roots)
+        raise InputRefusedError(
+            f"{outside[0][:200]} is outside the folders this server reads runs from "
+            f"({roots}); start `papersift serve` with --inputs-root FOLDER to allow "
+            "another, or send the abstracts inline")
     missing = [path for path in body.inputs if not Path(path).exists()]
     if missing:
         raise CorrectionError(f"no such input on the server: {missing[0]}")

@@ -1,0 +1,91 @@
+"""`papersift serve` against hostile requests (issue 28): DNS rebinding (a foreign Host
+and Origin), run inputs outside the configured folders, bodies that broke the server
+(a lone surrogate, an offset past 64 bits), and what the server leaves on disk."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from papersift.extract.interface.serve import create_app
+from papersift.testing.serving import LOCAL_URL, copy_db, local_client, replay_config
+from tests.conftest import CORPUS
+
+TOKEN = "a-long-enough-test-token"
+
+
+@pytest.fixture
+def db(corpus_db: Path, tmp_path: Path) -> Path:
+    return copy_db(corpus_db, tmp_path)
+
+
+@pytest.fixture
+def client(db: Path) -> Iterator[TestClient]:
+    with local_client(create_app(replay_config(db, reviewer="tester"))) as test_client:
+        yield test_client
+
+
+def _accept_body(client: TestClient) -> dict[str, object]:
+    item = client.get("/api/items", params={"item_type": "method", "limit": 1}).json()
+    first = item["items"][0]
+    return {"paper_id": first["paper_id"], "item_type": "method",
+            "item_key": first["item_key"], "action": "accept"}
+
+
+def test_a_rebinding_page_is_refused_by_its_host_and_origin(client: TestClient) -> None:
+    attacker = {"Host": "attacker.example:8765", "Origin": "http://attacker.example:8765"}
+    refused = client.get("/api/papers", headers={"Host": attacker["Host"]})
+    assert refused.status_code == 421 and "--token" in refused.json()["error"]
+    assert client.get("/", headers={"Host": attacker["Host"]}).status_code == 421
+    body = _accept_body(client)
+    assert client.post("/api/corrections", json=body, headers=attacker).status_code == 421
+    started = client.post("/api/runs", json={"inputs": ["/"]}, headers=attacker)
+    assert started.status_code == 421
+    for name in ("localhost:8765", "127.0.0.1:8765", "[::1]:8765", "LOCALHOST:8765"):
+        assert client.get("/api/health", headers={"Host": name}).status_code == 200, name
+    for name in ("127.0.0.1:9999", "localhost", "localhost.attacker.example:8765", ""):
+        assert client.get("/api/health", headers={"Host": name}).status_code == 421, name
+    # a loopback Host does not make a foreign Origin acceptable
+    foreign_origin = client.post("/api/corrections", json=body,
+                                 headers={"Origin": "http://attacker.example:8765"})
+    assert foreign_origin.status_code == 403
+    assert client.get("/api/corrections").json()["corrections"] == []
+    same = client.post("/api/corrections", json=body, headers={"Origin": LOCAL_URL})
+    assert same.status_code == 201
+
+
+def test_with_a_token_any_host_name_may_be_used(db: Path) -> None:
+    app = create_app(replay_config(db, host="0.0.0.0", token=TOKEN))
+    with TestClient(app, base_url="http://review.lab.example:8765") as client:
+        assert client.get("/api/health").status_code == 401
+        bearer = {"Authorization": f"Bearer {TOKEN}"}
+        assert client.get("/api/health", headers=bearer).status_code == 200
+
+
+def test_run_inputs_only_below_the_configured_roots(db: Path, tmp_path: Path) -> None:
+    root = tmp_path / "allowed"
+    root.mkdir()
+    inside = root / "one.txt"
+    inside.write_text(next(CORPUS.glob("*.txt")).read_text(encoding="utf-8"),
+                      encoding="utf-8")
+    (root / "escape").symlink_to(CORPUS)
+    config = replay_config(db, inputs_roots=(root,))
+    with local_client(create_app(config)) as client:
+        for outside in ("/etc", str(CORPUS), str(root / "escape"), str(root / ".." / "x"),
+                        "bad\x00path"):
+            refused = client.post("/api/runs", json={"inputs": [outside]})
+            assert refused.status_code == 403, outside
+            assert "--inputs-root" in refused.json()["error"]
+        assert client.get("/api/jobs").json()["jobs"] == []
+        assert client.post("/api/runs", json={"inputs": [str(inside)]}).status_code == 202
+
+
+def test_the_default_root_is_the_current_folder(db: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with local_client(create_app(replay_config(db))) as client:
+        refused = client.post("/api/runs", json={"inputs": [str(CORPUS)]})
+        assert refused.status_code == 403 and str(tmp_path) in refused.json()["error"]
