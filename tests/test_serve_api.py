@@ -142,12 +142,14 @@ def test_reads_and_each_kind_of_correction(client: TestClient, db: Path) -> None
 
     stored = client.get("/api/corrections", params={"paper_id": paper_id}).json()
     assert [c["action"] for c in stored["corrections"]] == [
-        "accept", "edit", "reject", "restore", "add", "reviewed"]
+        "accept", "edit", "edit", "reject", "restore", "add", "reviewed"]
+    # the renamed method was grounded again: its second edit says where (nowhere)
+    assert [c["field"] for c in stored["corrections"][1:3]] == ["name", "grounding"]
     assert all(c["reviewer"] == "tester" for c in stored["corrections"])
     csv_text = client.get("/api/corrections/export", params={"format": "csv"}).text
-    assert csv_text.count("\n") == 7 and "a baseline" in csv_text
+    assert csv_text.count("\n") == 8 and "a baseline" in csv_text
     assert client.get("/api/corrections/export",
-                      params={"format": "jsonl"}).text.count("\n") == 6
+                      params={"format": "jsonl"}).text.count("\n") == 7
     gold = client.get("/api/gold").json()
     assert gold["format"] == "papersift-gold/1" and len(gold["papers"]) == 1
     assert word.group() in {b["name"] for b in gold["papers"][0]["benchmarks"]}

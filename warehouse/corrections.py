@@ -14,7 +14,7 @@ import io
 import json
 import math
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -165,6 +165,13 @@ def _known(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
 # ----------------------------------------------------------------------------- writing
 
 
+# Grounds a reviewer's changed values in the abstract: (item type, the item as shown now,
+# the changed fields, the abstract) -> grounding fields to store with them (alignment,
+# offsets, evidence; stored as one 'grounding' edit, see migration 0010). Given by the
+# caller: the warehouse does not ground (extract/domain/corrected.py does).
+Grounder = Callable[[str, Mapping[str, Any], Mapping[str, Any], str], Mapping[str, Any]]
+
+
 @dataclass(frozen=True)
 class Review:
     """Who reviews, and the version of the item they saw."""
@@ -304,8 +311,10 @@ def _as_json(value: Any) -> str:
 
 
 def edit_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, item_key: str,
-              changes: Mapping[str, Any], review: Review) -> list[dict[str, Any]]:
-    """Change fields of an item; one row per field that really changes."""
+              changes: Mapping[str, Any], review: Review,
+              ground: Grounder | None = None) -> list[dict[str, Any]]:
+    """Change fields of an item; one row per field that really changes, and one per
+    grounding field ``ground`` gives for them (see Grounder)."""
     if not changes:
         raise CorrectionError("an edit needs at least one field to change")
     checked = {field: checked_value(item_type, field, value) for field, value in
@@ -326,6 +335,13 @@ def edit_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, ite
                 continue
             row = _base(paper_id, item_type, item_key, version, "edit", review, extraction_id)
             row.update(field=field, before=_as_json(before), after=_as_json(after))
+            rows.append(row)
+        changed = {row["field"]: checked[row["field"]] for row in rows}
+        found = dict(ground(item_type, current, changed, text)) if ground and changed else {}
+        if found:  # one row: the latest grounding of an item replaces the earlier whole
+            row = _base(paper_id, item_type, item_key, version, "edit", review, extraction_id)
+            row.update(field="grounding", after=_as_json(found),
+                       before=_as_json({key: current.get(key) for key in found}))
             rows.append(row)
         if "value" in checked and checked["value"] is not None and rows:
             # grounded or flagged: is the corrected number in the item's own sentence?
@@ -355,8 +371,10 @@ class Mention:
 
 
 def add_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
-             mention: Mention, fields: Mapping[str, Any], review: Review) -> dict[str, Any]:
-    """Add an item the model missed; its mention must slice back to the selected text."""
+             mention: Mention, fields: Mapping[str, Any], review: Review,
+             ground: Grounder | None = None) -> dict[str, Any]:
+    """Add an item the model missed; its mention must slice back to the selected text. A
+    name other than the selection, and a gain's phrases, are grounded by ``ground``."""
     if item_type not in EDITABLE:
         raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
     text = _paper_text(con, paper_id)
@@ -387,6 +405,11 @@ def add_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
                                      else value_matches(item["value"], numbers_in(evidence)))
     item.update(evidence=evidence, char_start=low, char_end=high,
                 mention_start=mention.start, mention_end=mention.end)
+    given = {field: item[field] for field in fields if item.get(field) is not None}
+    if item.get("name") == mention.selected.strip():
+        given.pop("name", None)  # the selection itself: its offsets are exact
+    if ground is not None:
+        item.update(ground(item_type, item, given, text))
     key = "added:" + uuid.uuid4().hex[:16]
     row = _base(paper_id, item_type, key, 1, "add", review, None)
     with WRITE_LOCK:
@@ -417,35 +440,6 @@ def reviewed_papers(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Papers with at least one correction or a reviewed mark."""
     return [row[0] for row in con.execute(
         "SELECT DISTINCT paper_id FROM corrections ORDER BY 1").fetchall()]
-
-
-def gold_from_corrections(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    """The reviewed papers as they now stand, in the gold file format (papersift-gold/1)."""
-    ids = reviewed_papers(con)
-    if not ids:
-        raise CorrectionError("no corrections yet: review some papers first")
-    items = {kind: item_rows(con, kind, ids) for kind in ITEM_TYPES}
-    types = query_dicts(con, "SELECT paper_id, type FROM contribution_types "
-                       "WHERE list_contains(?, paper_id) ORDER BY idx", [ids])
-    papers = []
-    for paper_id in ids:
-        def of(kind: str, pid: str = paper_id) -> list[dict[str, Any]]:
-            return [row for row in items[kind] if row["paper_id"] == pid]
-        papers.append({
-            "paper_id": paper_id,
-            "contribution_types": [r["type"] for r in types if r["paper_id"] == paper_id],
-            "tasks": [row["name"] for row in of("task")],
-            "methods": [{"name": row["name"],
-                         "aliases": [row["expansion"]] if row.get("expansion") else []}
-                        for row in of("method")],
-            "benchmarks": [{"name": row["name"], "aliases": [],
-                            "introduced": bool(row.get("introduced"))}
-                           for row in of("benchmark")],
-            "gains": [{"metric": row["metric"], "value": row["value"], "unit": row["unit"]}
-                      for row in of("gain")],
-        })
-    return {"format": "papersift-gold/1", "source": "papersift corrections",
-            "annotated_by": "reviewers, through papersift serve", "papers": papers}
 
 
 EXPORT_COLUMNS = ("correction_id", "created", "paper_id", "item_type", "item_key", "version",

@@ -15,6 +15,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from papersift.extract.domain.corrected import regrounded
 from papersift.extract.domain.ingest import paper_id_for
 from papersift.extract.interface.serve import review
 from papersift.extract.interface.serve.jobs import Job
@@ -28,6 +29,7 @@ from papersift.warehouse.review_reads import (
     paper_text,
     recent_runs,
 )
+from papersift.warehouse.reviewed import gold_from_corrections
 
 router = APIRouter(prefix="/api")
 Scalar = str | float | bool | None
@@ -96,12 +98,12 @@ def apply_correction(con: duckdb.DuckDBPyConnection, body: CorrectionIn,
             raise UnknownItemError(f"no paper {body.paper_id!r} in the warehouse")
         mention = review.mention_for(text, body.start, body.end, body.selected)
         return [corrections.add_item(con, body.paper_id, body.item_type, mention,
-                                     body.changes, who)]
+                                     body.changes, who, ground=regrounded)]
     if body.item_key is None:
         raise CorrectionError(f"{body.action} needs the item_key of the item")
     if body.action == "edit":
         return corrections.edit_item(con, body.paper_id, body.item_type, body.item_key,
-                                     body.changes, who)
+                                     body.changes, who, ground=regrounded)
     if body.action == "reject" and not (body.note or "").strip():
         raise CorrectionError("a rejection needs a reason (note)")
     return [corrections.set_status(con, body.paper_id, body.item_type, body.item_key,
@@ -185,7 +187,7 @@ def conflicts(state: State) -> dict[str, Any]:
 
 @router.get("/gold", summary="The reviewed papers as a gold file (papersift-gold/1)")
 def gold(state: State) -> dict[str, Any]:
-    return state.read(corrections.gold_from_corrections)
+    return state.read(gold_from_corrections)
 
 
 @router.get("/runs", summary="Runs, newest first, and the runs queued through the API")
