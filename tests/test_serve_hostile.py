@@ -4,14 +4,28 @@ and Origin), run inputs outside the configured folders, bodies that broke the se
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import stat
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from papersift.extract.interface.serve import create_app
-from papersift.testing.serving import LOCAL_URL, copy_db, local_client, replay_config
+from papersift.extract.interface.serve import create_app, main
+from papersift.testing.serving import (
+    LOCAL_URL,
+    copy_db,
+    local_client,
+    replay_config,
+    server_process,
+)
+from papersift.warehouse.db import server_file
 from tests.conftest import CORPUS
 
 TOKEN = "a-long-enough-test-token"
@@ -89,3 +103,56 @@ def test_the_default_root_is_the_current_folder(db: Path, tmp_path: Path,
     with local_client(create_app(replay_config(db))) as client:
         refused = client.post("/api/runs", json={"inputs": [str(CORPUS)]})
         assert refused.status_code == 403 and str(tmp_path) in refused.json()["error"]
+
+
+def test_bodies_that_are_not_text_and_huge_offsets_are_4xx(client: TestClient) -> None:
+    body = _accept_body(client)
+    raw = json.dumps({**body, "action": "reject", "note": "x"}).replace('"x"', '"\\ud800 x"')
+    lone = client.post("/api/corrections", content=raw.encode(),
+                       headers={"content-type": "application/json"})
+    assert lone.status_code == 400 and "surrogate" in lone.json()["error"]
+    bad_utf8 = client.post("/api/extract", content=b'{"abstract": "\xed\xa0\x80"}',
+                           headers={"content-type": "application/json"})
+    assert bad_utf8.status_code == 400
+    for path in ("/api/papers", "/api/items", "/api/corrections"):
+        assert client.get(path, params={"offset": 2**63}).status_code == 422, path
+    assert client.get("/", params={"offset": 2**63}).status_code == 200
+    assert client.get("/api/corrections").json()["corrections"] == []
+
+
+def test_the_server_file_holds_no_token_and_only_its_owner_reads_it(
+        db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["papersift", "serve", "--token", TOKEN])
+    config = replay_config(db, host="0.0.0.0", token=TOKEN).checked()
+    marker = server_file(db)
+    marker.write_text("stale", encoding="utf-8")
+    marker.chmod(0o644)
+    assert main._announce(marker, config)
+    assert TOKEN not in marker.read_text(encoding="utf-8")
+    assert json.loads(marker.read_text(encoding="utf-8"))["argv"] == "papersift serve ..."
+    assert stat.S_IMODE(marker.stat().st_mode) == 0o600
+
+
+def _stopped(pid: int, seconds: float = 60.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists() or \
+                "Z" in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_sigtermed_server_removes_its_server_file(db: Path) -> None:
+    with server_process(db):
+        marker = server_file(db)
+        pid = json.loads(marker.read_text(encoding="utf-8"))["pid"]
+        os.kill(pid, signal.SIGTERM)
+        assert _stopped(pid)
+        assert not marker.exists()
+
+
+def test_read_only_serves_where_its_server_file_cannot_be_written(db: Path) -> None:
+    server_file(db).mkdir()  # as on a read-only disk: the file cannot be created
+    with server_process(db, "--read-only") as url:
+        assert httpx.get(f"{url}/api/papers", timeout=30).json()["total"] == 63

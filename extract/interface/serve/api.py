@@ -59,7 +59,8 @@ def state_of(request: Request) -> ServerState:
 # the server's one database lock (state.py).
 State = Annotated[ServerState, Depends(state_of)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
-Offset = Annotated[int, Query(ge=0)]
+MAX_OFFSET = 2**31 - 1  # past DuckDB's 64-bit OFFSET a bigger one was a 500
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 
 
 class CorrectionIn(BaseModel):

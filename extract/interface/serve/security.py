@@ -109,6 +109,10 @@ class Guard:
             if body is None:
                 await _reply(send, 413, f"request body over {self.max_body_bytes} bytes")
                 return
+            if not _is_text(body):
+                await _reply(send, 400, "the body is not text: it holds invalid UTF-8 or "
+                             "an escaped lone surrogate (\\ud800 to \\udfff)")
+                return
             receive = _replay(body, receive)
         await self.app(scope, receive, send)
 
@@ -180,6 +184,26 @@ class Guard:
             if not message.get("more_body", False):
                 break
         return b"".join(parts)
+
+
+def _is_text(body: bytes) -> bool:
+    """Whether a body is UTF-8 and, if JSON, names no lone surrogate: those strings
+    cannot be stored or even echoed in an error (they were a 500 with a traceback)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if "\\u" not in text.lower():
+        return True
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return True  # not JSON: the route says what is wrong with it
+    try:
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _replay(body: bytes, original: Receive) -> Receive:
