@@ -93,7 +93,7 @@ def test_openapi_schema_documents_every_api_route(client: TestClient) -> None:
         "/api/health", "/api/papers", "/api/papers/{paper_id}", "/api/items",
         "/api/corrections", "/api/corrections/export", "/api/conflicts", "/api/gold",
         "/api/runs", "/api/runs/{run_id}", "/api/jobs", "/api/jobs/{job_id}",
-        "/api/jobs/{job_id}/cancel", "/api/extract"}
+        "/api/jobs/{job_id}/cancel", "/api/extract", "/api/snapshot"}
     assert "CorrectionIn" in schema["components"]["schemas"]
 
 

@@ -156,3 +156,29 @@ def test_read_only_serves_where_its_server_file_cannot_be_written(db: Path) -> N
     server_file(db).mkdir()  # as on a read-only disk: the file cannot be created
     with server_process(db, "--read-only") as url:
         assert httpx.get(f"{url}/api/papers", timeout=30).json()["total"] == 63
+
+
+def test_sql_and_saved_queries_read_a_served_warehouse_through_its_snapshot(
+        db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from papersift.extract.interface.cli import cli
+
+    monkeypatch.setenv("PAPERSIFT_LOCK_WAIT", "0.5")
+    with server_process(db) as url:
+        item = httpx.get(f"{url}/api/items", params={"item_type": "method", "limit": 1},
+                         timeout=60).json()["items"][0]
+        posted = httpx.post(f"{url}/api/corrections", timeout=60, json={
+            "paper_id": item["paper_id"], "item_type": "method", "item_key": item["item_key"],
+            "action": "accept"})
+        assert posted.status_code == 201
+        counted = CliRunner().invoke(cli, ["sql", "SELECT count(*) AS n FROM corrections",
+                                           "--db", str(db), "--format", "csv"])
+        assert counted.exit_code == 0, counted.output
+        assert counted.output.split() == ["n", "1"]
+        saved = CliRunner().invoke(cli, ["query", "ungrounded_items", "--db", str(db)])
+        assert saved.exit_code == 0, saved.output
+        again = CliRunner().invoke(cli, ["sql", "SELECT count(*) FROM papers", "--db",
+                                         str(db), "--format", "csv"])
+        assert again.exit_code == 0 and again.output.split()[-1] == "63"
+    assert not Path(f"{db}.snapshot").exists()  # the server removes what it published

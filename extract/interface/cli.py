@@ -33,6 +33,7 @@ from papersift.extract.interface.cli_common import (
     progress_bar,
 )
 from papersift.extract.interface.entities_cli import entities
+from papersift.extract.interface.served import readable
 from papersift.report.render import write_report
 from papersift.warehouse import reads
 from papersift.warehouse.export import FORMATS, export
@@ -227,7 +228,8 @@ def sql(query: str, db: Path, fmt: str, timeout_s: float, memory_limit: str) -> 
     search_papers('query') (hybrid: BM25 + vectors, reciprocal rank fusion),
     similar_papers('sha256:...'). Ctrl-C stops a query at once.
     """
-    print_result(run_sql(db, query, timeout_s=timeout_s, memory_limit=memory_limit,
+    # while `papersift serve` holds the warehouse, the snapshot it publishes is read
+    print_result(run_sql(readable(db), query, timeout_s=timeout_s, memory_limit=memory_limit,
                           prepare=_search_macros()), fmt)
 
 

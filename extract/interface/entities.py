@@ -13,6 +13,7 @@ import duckdb
 
 from papersift.extract.domain.entities.normalise import KINDS, name_key
 from papersift.extract.domain.entities.vocab import VocabularyError, load_vocabulary
+from papersift.extract.interface.served import readable
 from papersift.extract.runs.canon import CanonOptions, PassSummary, canonicalise
 from papersift.warehouse import Warehouse, WarehouseError
 from papersift.warehouse import entities as store
@@ -183,7 +184,7 @@ def saved_query(db: Path, name: str, params: Mapping[str, str | None]) -> QueryR
         if re.search(rf"\${param}_key\b", query.sql):
             kind = param if param in KINDS else "benchmark"
             values[f"{param}_key"] = name_key(value, kind) if value else None
-    return run_sql(db, query.sql, values)
+    return run_sql(readable(db), query.sql, values)  # a served warehouse: its snapshot
 
 
 def vocabulary_size(alias_files: Sequence[Path] | None = None) -> dict[str, int]:

@@ -117,6 +117,12 @@ async def health(state: State) -> dict[str, Any]:
             "reviewer": state.config.reviewer}
 
 
+@router.post("/snapshot", summary="Publish a read-only copy of the warehouse as it is now")
+def snapshot(state: State) -> dict[str, Any]:
+    """What `papersift sql` and `query` read while this server holds the warehouse."""
+    return {"path": str(state.snapshot())}
+
+
 @router.get("/papers", summary="Papers, filtered and paged")
 def papers(state: State, q: Annotated[str | None, Query(max_length=200)] = None,
            show: Annotated[str, Query(description=f"one of {review.SHOWS}")] = "all",
