@@ -4,9 +4,12 @@ each on a paper of its own, each round a `GET /api/papers/{id}` then a `POST
 
 A request that does not answer within --timeout is a hang; after the load the server is
 killed with SIGKILL and the warehouse opened again: every correction that got a 201 must
-be stored (lost: those that are not). Prints requests/s, p50/p99 latency, hangs, lost:
+be stored (lost: those that are not). With --with-run N, a background run of N synthetic
+abstracts (POST /api/runs, simulated endpoint) writes batches meanwhile. Prints
+requests/s, p50/p99 latency, hangs, lost:
 
     python -m bench.serve_review_load [--clients 60] [--rounds 4] [--timeout 120]
+                                      [--with-run 300]
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from typing import Any
 
 import httpx
 
+from bench.simendpoint import SimConfig, SimEndpoint
+from bench.synth import write_corpus
 from papersift.testing.corpus import replay_corpus
 from papersift.testing.serving import server_process
 from papersift.warehouse.db import connect, server_file
@@ -37,6 +42,7 @@ class Tally:
 
     latencies: list[float] = field(default_factory=list)
     stored: list[str] = field(default_factory=list)  # correction ids answered with 201
+    created: int = 0  # 201 answers (an edit of a name answers two rows: edit, grounding)
     hangs: int = 0
     errors: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -93,6 +99,8 @@ def reviewer(url: str, paper_id: str, rounds: int, timeout: float, tally: Tally,
                 break
             if answer.status_code == 201:
                 stored.extend(row["correction_id"] for row in answer.json()["corrections"])
+                with tally.lock:
+                    tally.created += 1
             else:
                 with tally.lock:
                     tally.errors.append(f"{answer.status_code} {answer.text[:120]}")
@@ -123,12 +131,20 @@ def stored_ids(db: Path) -> set[str]:
         con.close()
 
 
-def measure(db: Path, clients: int, rounds: int, timeout: float) -> dict[str, Any]:
-    """The load on a server over ``db``, then SIGKILL and a count of what was kept."""
-    with server_process(db, start_s=120) as url:
+def measure(db: Path, clients: int, rounds: int, timeout: float,
+            run_file: Path | None = None, *server_args: str) -> dict[str, Any]:
+    """The load on a server over ``db`` (with a background run of ``run_file``), then
+    SIGKILL and a count of what was kept."""
+    with server_process(db, *server_args, start_s=120) as url:
         listed = httpx.get(f"{url}/api/papers", params={"limit": 1000}, timeout=60).json()
         papers = [paper["paper_id"] for paper in listed["papers"]][:clients]
+        job_id = None
+        if run_file is not None:
+            job_id = httpx.post(f"{url}/api/runs", json={"inputs": [str(run_file)]},
+                                timeout=timeout).json()["job_id"]
         tally, wall = run_load(url, papers, rounds, timeout)
+        job = (httpx.get(f"{url}/api/jobs/{job_id}", timeout=timeout).json()
+               if job_id else {"status": "-", "done": 0})
         try:
             health = httpx.get(f"{url}/api/health", timeout=timeout).status_code
         except httpx.HTTPError:
@@ -142,7 +158,9 @@ def measure(db: Path, clients: int, rounds: int, timeout: float) -> dict[str, An
             "rps": len(tally.latencies) / wall, "p50_ms": 1000 * statistics.median(ordered),
             "p99_ms": 1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))],
             "hangs": tally.hangs, "lost": len(lost), "stored": len(tally.stored),
+            "created": tally.created,
             "refused": len(tally.errors), "health_after": health,
+            "run": f"{job['status']}, {job['done']} abstracts done during the load",
             "first_refusal": tally.errors[0] if tally.errors else ""}
 
 
@@ -154,19 +172,29 @@ def main() -> int:
                         help="seconds a request may take before it counts as a hang")
     parser.add_argument("--db", type=Path, help="a replayed corpus warehouse to copy "
                         "(default: replay the bundled corpus first)")
+    parser.add_argument("--with-run", type=int, default=0, metavar="N",
+                        help="a background run of N synthetic abstracts meanwhile")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, SimEndpoint.spawn(SimConfig()) as sim:
         db = Path(tmp) / "review.duckdb"
         if args.db is not None:
             db.write_bytes(args.db.read_bytes())
         else:
             replay_corpus(db)
-        got = measure(db, args.clients, args.rounds, args.timeout)
+        run_file = None
+        if args.with_run:
+            run_file = write_corpus(Path(tmp) / "run", args.with_run, seed=28)[0]
+        got = measure(db, args.clients, args.rounds, args.timeout, run_file,
+                      "--provider", "compatible", "--model", "gpt-4o-mini",
+                      "--base-url", sim.base_url, "--inputs-root", tmp)
     print(f"{got['clients']} reviewers x {args.rounds} rounds (GET paper + POST correction): "
           f"{got['requests']} requests in {got['wall_s']:.1f}s -> {got['rps']:.1f} req/s | "
           f"p50 {got['p50_ms']:.0f} ms, p99 {got['p99_ms']:.0f} ms | hangs {got['hangs']} | "
-          f"201s {got['stored']}, lost after SIGKILL {got['lost']} | refused "
+          f"201s {got['created']} ({got['stored']} rows), lost after SIGKILL {got['lost']} | "
+          f"refused "
           f"{got['refused']} | /api/health after: {got['health_after']}", flush=True)
+    if args.with_run:
+        print(f"background run: {got['run']}")
     if got["first_refusal"]:
         print(f"first refusal: {got['first_refusal']}")
     return 0 if got["hangs"] == 0 and got["lost"] == 0 and got["health_after"] == 200 else 1

@@ -22,4 +22,4 @@ def test_more_reviewers_than_server_threads_never_hang_and_lose_nothing(corpus_d
     assert got["hangs"] == 0, got
     assert got["health_after"] == 200, got
     assert got["refused"] == 0, got
-    assert got["stored"] == 90 and got["lost"] == 0, got
+    assert got["created"] == 90 and got["lost"] == 0, got
