@@ -136,7 +136,8 @@ def measure_extraction(folder: Path, papers: int, singles: int) -> None:
     db = folder / "extract.duckdb"
     replay_corpus(db)  # a warehouse to start from
     with SimEndpoint.spawn(SimConfig(latency="fixed:0.2")) as sim, \
-            server_process(db, *SIM_ARGS, "--base-url", sim.base_url) as url:
+            server_process(db, *SIM_ARGS, "--base-url", sim.base_url,
+                           "--inputs-root", str(folder)) as url:
         started = time.perf_counter()
         job = httpx.post(f"{url}/api/runs", json={"inputs": [str(run_file)]},
                          timeout=TIMEOUT).json()

@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from fastapi.testclient import TestClient
 
 from papersift.extract.access.recording import Recording, ReplayTransport
 from papersift.extract.interface.serve import ServeConfig
+from papersift.extract.interface.serve.defaults import DEFAULT_PORT
 from papersift.testing.corpus import CORPUS_RECORDING, recorded_endpoint
 
 
@@ -34,6 +36,16 @@ def replay_config(db: Path, **fields: Any) -> ServeConfig:
     recording = Recording.load(CORPUS_RECORDING)
     return ServeConfig(db=db, transport=ReplayTransport(recording),
                        endpoint=recorded_endpoint(recording), **fields)
+
+
+# The address tests talk to an app in-process: a loopback name with the default port,
+# the only Host a server without a token answers (security.py).
+LOCAL_URL = f"http://127.0.0.1:{DEFAULT_PORT}"
+
+
+def local_client(app: Any) -> TestClient:
+    """A TestClient that names the server as a browser on this machine would."""
+    return TestClient(app, base_url=LOCAL_URL)
 
 
 def free_port() -> int:

@@ -22,7 +22,13 @@ from fastapi.testclient import TestClient
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.serve import ServeConfig, ServeError, create_app
 from papersift.report.render import ASSETS
-from papersift.testing.serving import copy_db, replay_config, server_process
+from papersift.testing.serving import (
+    LOCAL_URL,
+    copy_db,
+    local_client,
+    replay_config,
+    server_process,
+)
 from papersift.testing.sim import SimEndpoint, fault_profile
 from papersift.warehouse.db import connect
 from tests.conftest import CORPUS
@@ -37,7 +43,7 @@ def db(corpus_db: Path, tmp_path: Path) -> Path:
 
 @pytest.fixture
 def client(db: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(replay_config(db, reviewer="tester"))) as test_client:
+    with local_client(create_app(replay_config(db, reviewer="tester"))) as test_client:
         yield test_client
 
 
@@ -87,7 +93,7 @@ def test_openapi_schema_documents_every_api_route(client: TestClient) -> None:
         "/api/health", "/api/papers", "/api/papers/{paper_id}", "/api/items",
         "/api/corrections", "/api/corrections/export", "/api/conflicts", "/api/gold",
         "/api/runs", "/api/runs/{run_id}", "/api/jobs", "/api/jobs/{job_id}",
-        "/api/jobs/{job_id}/cancel", "/api/extract"}
+        "/api/jobs/{job_id}/cancel", "/api/extract", "/api/snapshot"}
     assert "CorrectionIn" in schema["components"]["schemas"]
 
 
@@ -136,12 +142,14 @@ def test_reads_and_each_kind_of_correction(client: TestClient, db: Path) -> None
 
     stored = client.get("/api/corrections", params={"paper_id": paper_id}).json()
     assert [c["action"] for c in stored["corrections"]] == [
-        "accept", "edit", "reject", "restore", "add", "reviewed"]
+        "accept", "edit", "edit", "reject", "restore", "add", "reviewed"]
+    # the renamed method was grounded again: its second edit says where (nowhere)
+    assert [c["field"] for c in stored["corrections"][1:3]] == ["name", "grounding"]
     assert all(c["reviewer"] == "tester" for c in stored["corrections"])
     csv_text = client.get("/api/corrections/export", params={"format": "csv"}).text
-    assert csv_text.count("\n") == 7 and "a baseline" in csv_text
+    assert csv_text.count("\n") == 8 and "a baseline" in csv_text
     assert client.get("/api/corrections/export",
-                      params={"format": "jsonl"}).text.count("\n") == 6
+                      params={"format": "jsonl"}).text.count("\n") == 7
     gold = client.get("/api/gold").json()
     assert gold["format"] == "papersift-gold/1" and len(gold["papers"]) == 1
     assert word.group() in {b["name"] for b in gold["papers"][0]["benchmarks"]}
@@ -216,7 +224,8 @@ def test_oversized_and_non_json_bodies_are_refused(client: TestClient) -> None:
     plain = client.post("/api/corrections", content=b"{}", headers={"content-type": "text/plain"})
     assert plain.status_code == 415
     assert client.post("/api/extract", json={"abstract": "   "}).status_code == 400
-    assert client.post("/api/runs", json={"inputs": ["/no/such/file.txt"]}).status_code == 400
+    missing = str(Path.cwd() / "no-such-file.txt")  # below the inputs root, not there
+    assert client.post("/api/runs", json={"inputs": [missing]}).status_code == 400
     assert client.get("/api/jobs/job_none").status_code == 404
     assert client.post("/api/jobs/job_none/cancel", json={}).status_code == 404
     assert client.get("/api/runs/run_none").status_code == 404
@@ -238,7 +247,7 @@ def test_csrf_cross_site_requests_are_refused(client: TestClient) -> None:
     assert site.status_code == 403
     assert client.get("/api/corrections").json()["corrections"] == []
     ok = client.post("/ui/correct", data=form, headers={"X-CSRF-Token": _csrf(client),
-                                                        "Origin": "http://testserver"})
+                                                        "Origin": LOCAL_URL})
     assert ok.status_code == 200 and "o-accepted" in ok.text
 
 
@@ -247,7 +256,7 @@ def test_a_non_loopback_bind_needs_the_token_on_every_request(db: Path) -> None:
         create_app(ServeConfig(db=db, host="0.0.0.0"))
     with pytest.raises(ServeError, match="16 characters"):
         create_app(ServeConfig(db=db, host="0.0.0.0", token="short"))
-    with TestClient(create_app(ServeConfig(db=db, host="0.0.0.0", token=TOKEN))) as client:
+    with local_client(create_app(ServeConfig(db=db, host="0.0.0.0", token=TOKEN))) as client:
         for path in ("/", "/api/papers", "/api/openapi.json", "/assets/htmx.min.js"):
             assert client.get(path).status_code == 401
         assert client.get("/api/papers",
@@ -263,14 +272,14 @@ def test_a_non_loopback_bind_needs_the_token_on_every_request(db: Path) -> None:
         assert client.get("/").status_code == 200  # the cookie now carries it
     os.environ["PAPERSIFT_TOKEN"] = TOKEN
     try:
-        with TestClient(create_app(ServeConfig(db=db, host="0.0.0.0"))) as client:
+        with local_client(create_app(ServeConfig(db=db, host="0.0.0.0"))) as client:
             assert client.get("/api/papers").status_code == 401
     finally:
         del os.environ["PAPERSIFT_TOKEN"]
 
 
 def test_read_only_serves_pages_and_refuses_changes(db: Path) -> None:
-    with TestClient(create_app(ServeConfig(db=db, read_only=True))) as client:
+    with local_client(create_app(ServeConfig(db=db, read_only=True))) as client:
         page = client.get("/")
         assert page.status_code == 200 and 'class="read-only"' in page.text
         assert "button class=\"accept\"" not in page.text
@@ -287,7 +296,7 @@ NEW_ABSTRACT = ("We study sparse retrieval for long documents. Our method, Spars
 def test_extract_one_abstract_through_the_api_against_a_fake_endpoint(db: Path) -> None:
     with SimEndpoint(fault_profile()) as fake:
         endpoint = Endpoint(base_url=fake.base_url, model="fault-server", mode="json")
-        with TestClient(create_app(ServeConfig(db=db, endpoint=endpoint))) as client:
+        with local_client(create_app(ServeConfig(db=db, endpoint=endpoint))) as client:
             first = client.post("/api/extract", json={"abstract": NEW_ABSTRACT,
                                                       "title": "SparseLens"})
             assert first.status_code == 200, first.text
@@ -322,7 +331,7 @@ def _wait(client: TestClient, job_id: str, until: set[str]) -> dict[str, Any]:
 
 
 def test_background_run_reports_progress_and_stores_through_the_server(db: Path) -> None:
-    with TestClient(create_app(replay_config(db))) as client:
+    with local_client(create_app(replay_config(db, inputs_roots=(CORPUS,)))) as client:
         started = client.post("/api/runs", json={"inputs": [str(CORPUS)], "no_cache": True})
         assert started.status_code == 202 and started.json()["url"].startswith("/api/jobs/")
         job = _wait(client, started.json()["job_id"], {"finished", "failed"})
@@ -334,7 +343,8 @@ def test_background_run_reports_progress_and_stores_through_the_server(db: Path)
 def test_a_background_run_can_be_cancelled(db: Path) -> None:
     with SimEndpoint(fault_profile(latency_s=0.2)) as slow:
         endpoint = Endpoint(base_url=slow.base_url, model="fault-server", mode="json")
-        with TestClient(create_app(ServeConfig(db=db, endpoint=endpoint))) as client:
+        config = ServeConfig(db=db, endpoint=endpoint, inputs_roots=(CORPUS,))
+        with local_client(create_app(config)) as client:
             job_id = client.post("/api/runs", json={"inputs": [str(CORPUS)],
                                                     "no_cache": True}).json()["job_id"]
             queued = client.post("/api/runs", json={"inputs": [str(CORPUS)]}).json()
@@ -372,7 +382,7 @@ def test_corrections_export_command_writes_history_and_gold(db: Path, tmp_path: 
 
     from papersift.extract.interface.cli import cli
 
-    with TestClient(create_app(ServeConfig(db=db))) as client:
+    with local_client(create_app(ServeConfig(db=db))) as client:
         paper_id, method = _paper_with(client, "method")
         rejected = client.post("/api/corrections", json={
             "paper_id": paper_id, "item_type": "method", "item_key": method["item_key"],

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from fastapi.testclient import TestClient
 
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.access.recording import Recording, ReplayTransport
@@ -25,7 +24,7 @@ from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.interface.cli import cli
 from papersift.extract.interface.serve import ServeConfig, create_app
 from papersift.testing.corpus import recorded_endpoint
-from papersift.testing.serving import copy_db, server_process
+from papersift.testing.serving import copy_db, local_client, server_process
 from papersift.testing.sim import SimEndpoint, fault_profile
 from tests.conftest import CORPUS, CORPUS_RECORDING
 
@@ -230,7 +229,7 @@ def test_review_loop_in_the_browser(browser: Any, corpus_db: Path, tmp_path: Pat
                         "WHERE action = 'edit'")
     assert {(c["paper_id"], c["item_key"], c["field"]) for c in conflicts} >= {
         (gain["paper_id"], gain["item_key"], "value")}
-    with TestClient(create_app(ServeConfig(db=db))) as client:
+    with local_client(create_app(ServeConfig(db=db))) as client:
         listed = client.get("/api/conflicts").json()["conflicts"]
         assert gain["item_key"] in {c["item_key"] for c in listed}
         page = client.get("/conflicts").text

@@ -13,9 +13,8 @@ import csv
 import io
 import json
 import math
-import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,7 +25,7 @@ import duckdb
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.warehouse.cells import sheet_safe
 from papersift.warehouse.db import WarehouseError, transaction
-from papersift.warehouse.rowdicts import query_dicts
+from papersift.warehouse.rowdicts import first_row, query_dicts
 from papersift.warehouse.store import WRITE_LOCK
 
 ITEM_TYPES = ("task", "method", "benchmark", "gain")
@@ -146,25 +145,32 @@ def current_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
 
 def item_version(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
                  item_key: str) -> int:
-    row = con.execute("SELECT max(version) FROM corrections WHERE paper_id = ? AND "
+    row = first_row(con, "SELECT max(version) FROM corrections WHERE paper_id = ? AND "
                       "item_type = ? AND item_key = ?", [paper_id, item_type, item_key]
-                      ).fetchone()
+                      )
     return int(row[0]) if row and row[0] is not None else 0
 
 
 def _known(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
            item_key: str) -> bool:
     """The item exists (in the latest extraction, added, or already corrected)."""
-    row = con.execute("""
+    row = first_row(con, """
         SELECT EXISTS (SELECT 1 FROM model_items WHERE paper_id = $p AND item_type = $t
                        AND item_key = $k)
             OR EXISTS (SELECT 1 FROM corrections WHERE paper_id = $p AND item_type = $t
                        AND item_key = $k)""",
-                      {"p": paper_id, "t": item_type, "k": item_key}).fetchone()
+                      {"p": paper_id, "t": item_type, "k": item_key})
     return bool(row and row[0])
 
 
 # ----------------------------------------------------------------------------- writing
+
+
+# Grounds a reviewer's changed values in the abstract: (item type, the item as shown now,
+# the changed fields, the abstract) -> grounding fields to store with them (alignment,
+# offsets, evidence; stored as one 'grounding' edit, see migration 0011). Given by the
+# caller: the warehouse does not ground (extract/domain/corrected.py does).
+Grounder = Callable[[str, Mapping[str, Any], Mapping[str, Any], str], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -179,7 +185,9 @@ class Review:
 @contextmanager
 def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """One write transaction, then a CHECKPOINT (as every warehouse write), under the
-    process's write lock so it never overlaps a run's batch write and its checkpoint."""
+    process's write lock so it never overlaps a run's batch write and its checkpoint.
+    Callers take the lock before their first read (``with WRITE_LOCK``), so no result
+    of theirs is open while they wait for it."""
     with WRITE_LOCK:
         with transaction(con):
             yield
@@ -188,19 +196,17 @@ def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
             con.execute("CHECKPOINT")
 
 
-_CHECK_LOCK = threading.Lock()  # version check and insert as one step per process
-
 
 def _paper_text(con: duckdb.DuckDBPyConnection, paper_id: str) -> str:
-    row = con.execute("SELECT text FROM papers WHERE paper_id = ?", [paper_id]).fetchone()
+    row = first_row(con, "SELECT text FROM papers WHERE paper_id = ?", [paper_id])
     if row is None:
         raise UnknownItemError(f"no paper {paper_id!r} in the warehouse")
     return str(row[0])
 
 
 def _latest_extraction(con: duckdb.DuckDBPyConnection, paper_id: str) -> str | None:
-    row = con.execute("SELECT extraction_id FROM latest_extractions WHERE paper_id = ?",
-                      [paper_id]).fetchone()
+    row = first_row(con, "SELECT extraction_id FROM latest_extractions WHERE paper_id = ?",
+                      [paper_id])
     return str(row[0]) if row else None
 
 
@@ -271,9 +277,11 @@ def _check_version(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str
                    item_key: str, review: Review) -> int:
     now = item_version(con, paper_id, item_type, item_key)
     if review.version != now:
-        current = current_item(con, paper_id, item_type, item_key) or {
-            "paper_id": paper_id, "item_type": item_type, "item_key": item_key,
-            "version": now, "review": "reject"}
+        shown = None if item_type == "paper" else current_item(con, paper_id, item_type,
+                                                                item_key)
+        current = shown or {"paper_id": paper_id, "item_type": item_type,
+                            "item_key": item_key, "version": now,
+                            "review": "reviewed" if item_type == "paper" else "reject"}
         raise VersionConflictError(
             f"this {item_type} was changed by someone else (version {now}, you saw "
             f"{review.version}); reload it and apply your change again", current)
@@ -287,8 +295,8 @@ def set_status(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, it
         raise CorrectionError(f"unknown action {action!r}; one of {list(STATUS_ACTIONS)}")
     if item_type not in VIEWS:
         raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
-    _paper_text(con, paper_id)
-    with _CHECK_LOCK:
+    with WRITE_LOCK:  # version check and insert as one step, before any read
+        _paper_text(con, paper_id)
         if not _known(con, paper_id, item_type, item_key):
             raise UnknownItemError(f"paper {paper_id} has no {item_type} {item_key!r}")
         version = _check_version(con, paper_id, item_type, item_key, review)
@@ -304,14 +312,16 @@ def _as_json(value: Any) -> str:
 
 
 def edit_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, item_key: str,
-              changes: Mapping[str, Any], review: Review) -> list[dict[str, Any]]:
-    """Change fields of an item; one row per field that really changes."""
+              changes: Mapping[str, Any], review: Review,
+              ground: Grounder | None = None) -> list[dict[str, Any]]:
+    """Change fields of an item; one row per field that really changes, and one per
+    grounding field ``ground`` gives for them (see Grounder)."""
     if not changes:
         raise CorrectionError("an edit needs at least one field to change")
     checked = {field: checked_value(item_type, field, value) for field, value in
                changes.items()}
-    text = _paper_text(con, paper_id)
-    with _CHECK_LOCK:
+    with WRITE_LOCK:
+        text = _paper_text(con, paper_id)
         current = current_item(con, paper_id, item_type, item_key)
         if current is None:
             if _known(con, paper_id, item_type, item_key):
@@ -326,6 +336,13 @@ def edit_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, ite
                 continue
             row = _base(paper_id, item_type, item_key, version, "edit", review, extraction_id)
             row.update(field=field, before=_as_json(before), after=_as_json(after))
+            rows.append(row)
+        changed = {row["field"]: checked[row["field"]] for row in rows}
+        found = dict(ground(item_type, current, changed, text)) if ground and changed else {}
+        if found:  # one row: the latest grounding of an item replaces the earlier whole
+            row = _base(paper_id, item_type, item_key, version, "edit", review, extraction_id)
+            row.update(field="grounding", after=_as_json(found),
+                       before=_as_json({key: current.get(key) for key in found}))
             rows.append(row)
         if "value" in checked and checked["value"] is not None and rows:
             # grounded or flagged: is the corrected number in the item's own sentence?
@@ -355,8 +372,10 @@ class Mention:
 
 
 def add_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
-             mention: Mention, fields: Mapping[str, Any], review: Review) -> dict[str, Any]:
-    """Add an item the model missed; its mention must slice back to the selected text."""
+             mention: Mention, fields: Mapping[str, Any], review: Review,
+             ground: Grounder | None = None) -> dict[str, Any]:
+    """Add an item the model missed; its mention must slice back to the selected text. A
+    name other than the selection, and a gain's phrases, are grounded by ``ground``."""
     if item_type not in EDITABLE:
         raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
     text = _paper_text(con, paper_id)
@@ -387,9 +406,14 @@ def add_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
                                      else value_matches(item["value"], numbers_in(evidence)))
     item.update(evidence=evidence, char_start=low, char_end=high,
                 mention_start=mention.start, mention_end=mention.end)
+    given = {field: item[field] for field in fields if item.get(field) is not None}
+    if item.get("name") == mention.selected.strip():
+        given.pop("name", None)  # the selection itself: its offsets are exact
+    if ground is not None:
+        item.update(ground(item_type, item, given, text))
     key = "added:" + uuid.uuid4().hex[:16]
     row = _base(paper_id, item_type, key, 1, "add", review, None)
-    with _CHECK_LOCK:
+    with WRITE_LOCK:
         row["extraction_id"] = _latest_extraction(con, paper_id)
         row["after"] = _as_json(item)
         with _transaction(con):
@@ -400,8 +424,8 @@ def add_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
 def mark_reviewed(con: duckdb.DuckDBPyConnection, paper_id: str,
                   review: Review) -> dict[str, Any]:
     """Say a paper has been reviewed as a whole (its remaining items are right)."""
-    _paper_text(con, paper_id)
-    with _CHECK_LOCK:
+    with WRITE_LOCK:
+        _paper_text(con, paper_id)
         version = _check_version(con, paper_id, "paper", "", review)
         row = _base(paper_id, "paper", "", version, "reviewed", review,
                     _latest_extraction(con, paper_id))
@@ -417,35 +441,6 @@ def reviewed_papers(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Papers with at least one correction or a reviewed mark."""
     return [row[0] for row in con.execute(
         "SELECT DISTINCT paper_id FROM corrections ORDER BY 1").fetchall()]
-
-
-def gold_from_corrections(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    """The reviewed papers as they now stand, in the gold file format (papersift-gold/1)."""
-    ids = reviewed_papers(con)
-    if not ids:
-        raise CorrectionError("no corrections yet: review some papers first")
-    items = {kind: item_rows(con, kind, ids) for kind in ITEM_TYPES}
-    types = query_dicts(con, "SELECT paper_id, type FROM contribution_types "
-                       "WHERE list_contains(?, paper_id) ORDER BY idx", [ids])
-    papers = []
-    for paper_id in ids:
-        def of(kind: str, pid: str = paper_id) -> list[dict[str, Any]]:
-            return [row for row in items[kind] if row["paper_id"] == pid]
-        papers.append({
-            "paper_id": paper_id,
-            "contribution_types": [r["type"] for r in types if r["paper_id"] == paper_id],
-            "tasks": [row["name"] for row in of("task")],
-            "methods": [{"name": row["name"],
-                         "aliases": [row["expansion"]] if row.get("expansion") else []}
-                        for row in of("method")],
-            "benchmarks": [{"name": row["name"], "aliases": [],
-                            "introduced": bool(row.get("introduced"))}
-                           for row in of("benchmark")],
-            "gains": [{"metric": row["metric"], "value": row["value"], "unit": row["unit"]}
-                      for row in of("gain")],
-        })
-    return {"format": "papersift-gold/1", "source": "papersift corrections",
-            "annotated_by": "reviewers, through papersift serve", "papers": papers}
 
 
 EXPORT_COLUMNS = ("correction_id", "created", "paper_id", "item_type", "item_key", "version",

@@ -212,6 +212,12 @@ def server_file(path: Path) -> Path:
     return path.parent / f"{path.name}.serve.json"
 
 
+def snapshot_file(path: Path) -> Path:
+    """Where a running `papersift serve` publishes a read-only copy of this warehouse for
+    readers its write lock shuts out (`papersift sql`, `query`)."""
+    return path.parent / f"{path.name}.snapshot"
+
+
 def _server_holding(path: Path, error: duckdb.Error) -> str | None:
     """The message for a warehouse a running `papersift serve` holds, else None."""
     match = _LOCK_HOLDER.search(str(error))

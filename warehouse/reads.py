@@ -10,10 +10,11 @@ from pathlib import Path
 import duckdb
 
 from papersift.warehouse.query import QueryResult, run_sql
+from papersift.warehouse.rowdicts import first_row
 
 
 def count_papers(con: duckdb.DuckDBPyConnection) -> int:
-    row = con.execute("SELECT count(*) FROM papers").fetchone()
+    row = first_row(con, "SELECT count(*) FROM papers")
     return int(row[0]) if row else 0
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import duckdb
 
 from papersift.warehouse.corrections import VIEWS, CorrectionError
-from papersift.warehouse.rowdicts import cursor_dicts, query_dicts
+from papersift.warehouse.rowdicts import cursor_dicts, first_row, query_dicts
 
 
 def item_page(con: duckdb.DuckDBPyConnection, item_type: str, *,
@@ -21,8 +21,8 @@ def item_page(con: duckdb.DuckDBPyConnection, item_type: str, *,
         raise CorrectionError(f"unknown item type {item_type!r}; one of {list(VIEWS)}")
     where = "($paper IS NULL OR paper_id = $paper) AND ($origin IS NULL OR origin = $origin)"
     params: dict[str, Any] = {"paper": paper_id, "origin": origin}
-    total = con.execute(f"SELECT count(*) FROM {VIEWS[item_type]} WHERE {where}",
-                        params).fetchone()
+    total = first_row(con, f"SELECT count(*) FROM {VIEWS[item_type]} WHERE {where}",
+                        params)
     cursor = con.execute(f"SELECT * FROM {VIEWS[item_type]} WHERE {where} "
                          "ORDER BY paper_id, idx LIMIT $limit OFFSET $offset",
                          {**params, "limit": int(limit), "offset": int(offset)})
@@ -53,17 +53,17 @@ def one_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | Non
 
 
 def paper_text(con: duckdb.DuckDBPyConnection, paper_id: str) -> str | None:
-    row = con.execute("SELECT text FROM papers WHERE paper_id = ?", [paper_id]).fetchone()
+    row = first_row(con, "SELECT text FROM papers WHERE paper_id = ?", [paper_id])
     return None if row is None else str(row[0])
 
 
 def paper_outcome(con: duckdb.DuckDBPyConnection, run_id: str | None,
                   paper_id: str) -> tuple[str | None, dict[str, Any] | None]:
     """A paper's outcome in one run, and its failure (stage, reason, detail) if any."""
-    outcome = con.execute("SELECT outcome FROM run_papers WHERE run_id = ? AND paper_id = ?",
-                          [run_id, paper_id]).fetchone()
-    failure = con.execute("SELECT stage, reason, detail FROM failures WHERE run_id = ? AND "
-                          "paper_id = ?", [run_id, paper_id]).fetchone()
+    outcome = first_row(con, "SELECT outcome FROM run_papers WHERE run_id = ? AND paper_id = ?",
+                          [run_id, paper_id])
+    failure = first_row(con, "SELECT stage, reason, detail FROM failures WHERE run_id = ? AND "
+                          "paper_id = ?", [run_id, paper_id])
     return (None if outcome is None else outcome[0],
             None if failure is None else dict(zip(("stage", "reason", "detail"), failure,
                                                   strict=True)))

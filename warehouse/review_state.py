@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 
 from papersift.warehouse.corrections import CorrectionError
-from papersift.warehouse.rowdicts import query_dicts
+from papersift.warehouse.rowdicts import first_row, query_dicts
 
 SHOWS = ("all", "queue", "unreviewed", "flagged", "corrected", "conflicts", "reviewed")
 
@@ -87,7 +87,7 @@ def find_papers(con: duckdb.DuckDBPyConnection, *, q: str | None = None, show: s
              else "place NULLS LAST, paper_id")
     params = {"q": q or None}
     sql = f"SELECT * FROM ({_STATE}) WHERE {_WHERE[show]}"
-    total = con.execute(f"SELECT count(*) FROM ({sql})", params).fetchone()
+    total = first_row(con, f"SELECT count(*) FROM ({sql})", params)
     rows = con.execute(f"{sql} ORDER BY {order} LIMIT {int(limit)} OFFSET {int(offset)}",
                        params).fetchall()
     return (int(total[0]) if total else 0), [row[0] for row in rows]
@@ -95,10 +95,10 @@ def find_papers(con: duckdb.DuckDBPyConnection, *, q: str | None = None, show: s
 
 def counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     """Papers in each filter, for the page's tabs."""
-    row = con.execute(f"""SELECT count(*), count(*) FILTER (WHERE NOT reviewed),
+    row = first_row(con, f"""SELECT count(*), count(*) FILTER (WHERE NOT reviewed),
         count(*) FILTER (WHERE flagged), count(*) FILTER (WHERE corrected),
         count(*) FILTER (WHERE conflicted), count(*) FILTER (WHERE reviewed)
-        FROM ({_STATE})""", {"q": None}).fetchone()
+        FROM ({_STATE})""", {"q": None})
     values = list(row) if row else [0] * 6
     return dict(zip(("all", "unreviewed", "flagged", "corrected", "conflicts", "reviewed"),
                     (int(v) for v in values), strict=True))

@@ -23,8 +23,12 @@ _CHILDREN = child_tables()
 # Tables a batch may write to, and the order they are written in.
 # Writes of one process to one warehouse take turns: a batch's CHECKPOINT fails while
 # another write transaction of the same database is open (papersift serve writes
-# corrections while a run started through its API writes batches).
-WRITE_LOCK = threading.Lock()
+# corrections while a run started through its API writes batches). `papersift serve`
+# also holds it around every request's reads (see serve/state.py): a CHECKPOINT waits for
+# every open scan, so nobody may wait for this lock while a result of theirs is open
+# (fetch results whole: a half-read fetchone() result keeps its scan open). Reentrant, so
+# a correction's transaction can take it inside the request that holds it.
+WRITE_LOCK = threading.RLock()
 
 WRITABLE_TABLES = (
     "papers",

@@ -237,9 +237,11 @@ def sql(query: str, db: Path, fmt: str, timeout_s: float, memory_limit: str) -> 
     search_papers('query') (hybrid: BM25 + vectors, reciprocal rank fusion),
     similar_papers('sha256:...'). Ctrl-C stops a query at once.
     """
+    from papersift.extract.interface.served import readable
     from papersift.warehouse.query import run_sql
 
-    print_result(run_sql(db, query, timeout_s=timeout_s, memory_limit=memory_limit,
+    # while `papersift serve` holds the warehouse, the snapshot it publishes is read
+    print_result(run_sql(readable(db), query, timeout_s=timeout_s, memory_limit=memory_limit,
                           prepare=_search_macros()), fmt)
 
 

@@ -22,10 +22,14 @@ from papersift.extract.interface.serve.defaults import DEFAULT_PORT, TOKEN_ENV
 @click.option("--read-only", is_flag=True, help="Browse only: every change is refused.")
 @click.option("--reviewer", help="The reviewer name stored with corrections (the page can "
                                  "override it).")
+@click.option("--inputs-root", "inputs_roots", multiple=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="POST /api/runs reads files only below this folder (repeatable; "
+                   "default: the current folder).")
 @options.apply(options.RUN_OPTIONS)
 @known_errors
 def serve_command(db: Path, host: str, port: int, token: str | None, read_only: bool,
-                  reviewer: str | None, **kw: Any) -> None:
+                  reviewer: str | None, inputs_roots: tuple[Path, ...], **kw: Any) -> None:
     """Serve the review UI and the JSON API over a warehouse.
 
     Pages: paper cards with highlighted evidence, accept / reject / edit per item, add a
@@ -39,7 +43,8 @@ def serve_command(db: Path, host: str, port: int, token: str | None, read_only: 
 
     try:
         serve(ServeConfig(db=db, host=host, port=port, token=token, read_only=read_only,
-                          reviewer=reviewer, settings=options.pop_settings(db, kw)))
+                          reviewer=reviewer, inputs_roots=inputs_roots,
+                          settings=options.pop_settings(db, kw)))
     except ServeError as error:
         raise click.ClickException(str(error)) from error
 

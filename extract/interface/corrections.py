@@ -10,13 +10,9 @@ from pathlib import Path
 
 from papersift.extract.domain.fewshot import ExampleResult, example_answer
 from papersift.prompts.pool import pool_document
-from papersift.warehouse.corrections import (
-    CorrectionError,
-    export_corrections,
-    gold_from_corrections,
-)
+from papersift.warehouse.corrections import CorrectionError, export_corrections
 from papersift.warehouse.db import connect
-from papersift.warehouse.reviewed import reviewed_extractions
+from papersift.warehouse.reviewed import gold_from_corrections, reviewed_extractions
 
 
 def default_gold_path(db: Path) -> Path:

@@ -14,6 +14,7 @@ import duckdb
 
 from papersift.extract.domain.entities.normalise import KINDS, name_key
 from papersift.extract.domain.entities.vocab import VocabularyError, load_vocabulary
+from papersift.extract.interface.served import readable
 from papersift.extract.runs.canon import CanonOptions, PassSummary, canonicalise
 from papersift.warehouse import Warehouse, WarehouseError
 from papersift.warehouse import entities as store
@@ -187,7 +188,7 @@ def saved_query(db: Path, name: str, params: Mapping[str, str | None]) -> QueryR
             values[f"{param}_key"] = name_key(value, kind) if value else None
             if value:
                 named[kind] = value
-    result = run_sql(db, query.sql, values)
+    result = run_sql(readable(db), query.sql, values)  # a served warehouse: its snapshot
     if not result.rows:
         for kind, value in named.items():
             _check_known(db, kind, value)
@@ -196,7 +197,7 @@ def saved_query(db: Path, name: str, params: Mapping[str, str | None]) -> QueryR
 
 def _check_known(db: Path, kind: str, value: str) -> None:
     """Refuse a name no entity of ``kind`` answers to, with the closest names."""
-    names = reads.names_of_kind(db, kind)
+    names = reads.names_of_kind(readable(db), kind)
     key = name_key(value, kind)
     if any(n.lower() == value.lower() or name_key(n, kind) == key for n in names):
         return  # known, just without rows here

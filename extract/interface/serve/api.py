@@ -3,17 +3,19 @@ server (one abstract at once, or a run in the background with progress and cance
 
 from __future__ import annotations
 
+import asyncio
 import math
-from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import duckdb
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from papersift.extract.domain.corrected import regrounded
 from papersift.extract.domain.ingest import paper_id_for
 from papersift.extract.interface.serve import review
 from papersift.extract.interface.serve.jobs import Job
@@ -27,6 +29,7 @@ from papersift.warehouse.review_reads import (
     paper_text,
     recent_runs,
 )
+from papersift.warehouse.reviewed import gold_from_corrections
 
 router = APIRouter(prefix="/api")
 Scalar = str | float | bool | None
@@ -51,15 +54,13 @@ def state_of(request: Request) -> ServerState:
     return state
 
 
-def cursor(request: Request) -> Iterator[duckdb.DuckDBPyConnection]:
-    with state_of(request).cursor() as con:
-        yield con
-
-
-Con = Annotated[duckdb.DuckDBPyConnection, Depends(cursor)]
+# Routes open their cursor inside the route (state.cursor()), never as a dependency:
+# FastAPI may enter and leave a dependency in different threads, and the cursor holds
+# the server's one database lock (state.py).
 State = Annotated[ServerState, Depends(state_of)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
-Offset = Annotated[int, Query(ge=0)]
+MAX_OFFSET = 2**31 - 1  # past DuckDB's 64-bit OFFSET a bigger one was a 500
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 
 
 class CorrectionIn(BaseModel):
@@ -98,12 +99,12 @@ def apply_correction(con: duckdb.DuckDBPyConnection, body: CorrectionIn,
             raise UnknownItemError(f"no paper {body.paper_id!r} in the warehouse")
         mention = review.mention_for(text, body.start, body.end, body.selected)
         return [corrections.add_item(con, body.paper_id, body.item_type, mention,
-                                     body.changes, who)]
+                                     body.changes, who, ground=regrounded)]
     if body.item_key is None:
         raise CorrectionError(f"{body.action} needs the item_key of the item")
     if body.action == "edit":
         return corrections.edit_item(con, body.paper_id, body.item_type, body.item_key,
-                                     body.changes, who)
+                                     body.changes, who, ground=regrounded)
     if body.action == "reject" and not (body.note or "").strip():
         raise CorrectionError("a rejection needs a reason (note)")
     return [corrections.set_status(con, body.paper_id, body.item_type, body.item_key,
@@ -111,9 +112,15 @@ def apply_correction(con: duckdb.DuckDBPyConnection, body: CorrectionIn,
 
 
 @router.get("/health", summary="The server and its warehouse")
-def health(state: State) -> dict[str, Any]:
+async def health(state: State) -> dict[str, Any]:
     return {"db": str(state.config.db), "read_only": state.config.read_only,
             "reviewer": state.config.reviewer}
+
+
+@router.post("/snapshot", summary="Publish a read-only copy of the warehouse as it is now")
+def snapshot(state: State) -> dict[str, Any]:
+    """What `papersift sql` and `query` read while this server holds the warehouse."""
+    return {"path": str(state.snapshot())}
 
 
 @router.get("/papers", summary="Papers, filtered and paged")
@@ -153,49 +160,52 @@ def items(state: State, item_type: Literal["task", "method", "benchmark", "gain"
 
 
 @router.get("/corrections", summary="Stored corrections, oldest first")
-def list_corrections(con: Con, paper_id: str | None = None, limit: Limit = 100,
+def list_corrections(state: State, paper_id: str | None = None, limit: Limit = 100,
                      offset: Offset = 0) -> dict[str, Any]:
-    rows = corrections.list_corrections(con, paper_id, limit=limit, offset=offset)
+    rows = state.read(lambda con: corrections.list_corrections(con, paper_id, limit=limit,
+                                                               offset=offset))
     return {"corrections": plain(rows)}
 
 
 @router.post("/corrections", status_code=201, summary="Accept, reject, restore, edit or "
              "add an item, or mark a paper reviewed")
-def post_correction(con: Con, state: State, body: CorrectionIn) -> dict[str, Any]:
-    rows = apply_correction(con, body, state.config.reviewer)
-    state.changed()
-    item = None
-    if body.item_type != "paper":
-        key = rows[0]["item_key"]
-        item = corrections.current_item(con, body.paper_id, body.item_type, key)
+def post_correction(state: State, body: CorrectionIn) -> dict[str, Any]:
+    with state.cursor() as con:
+        rows = apply_correction(con, body, state.config.reviewer)
+        state.changed(body.paper_id)
+        item = None
+        if body.item_type != "paper":
+            key = rows[0]["item_key"]
+            item = corrections.current_item(con, body.paper_id, body.item_type, key)
     return {"corrections": plain(rows), "item": plain(item)}
 
 
 @router.get("/corrections/export", summary="Every correction as CSV or JSON lines")
-def export(con: Con, format: Literal["csv", "jsonl"] = "csv") -> PlainTextResponse:
+def export(state: State, format: Literal["csv", "jsonl"] = "csv") -> PlainTextResponse:
     media = "text/csv" if format == "csv" else "application/x-ndjson"
-    return PlainTextResponse(corrections.export_corrections(con, format), media_type=media)
+    text = state.read(lambda con: corrections.export_corrections(con, format))
+    return PlainTextResponse(text, media_type=media)
 
 
 @router.get("/conflicts", summary="Corrections whose item the latest extraction lacks")
-def conflicts(con: Con) -> dict[str, Any]:
-    return {"conflicts": plain(corrections.conflicts(con))}
+def conflicts(state: State) -> dict[str, Any]:
+    return {"conflicts": plain(state.read(corrections.conflicts))}
 
 
 @router.get("/gold", summary="The reviewed papers as a gold file (papersift-gold/1)")
-def gold(con: Con) -> dict[str, Any]:
-    return corrections.gold_from_corrections(con)
+def gold(state: State) -> dict[str, Any]:
+    return state.read(gold_from_corrections)
 
 
 @router.get("/runs", summary="Runs, newest first, and the runs queued through the API")
-def runs(con: Con, state: State, limit: Limit = 50) -> dict[str, Any]:
-    stored = recent_runs(con, limit)
+def runs(state: State, limit: Limit = 50) -> dict[str, Any]:
+    stored = state.read(lambda con: recent_runs(con, limit))
     return {"runs": plain(stored), "jobs": [job.as_dict() for job in state.jobs.all()]}
 
 
 @router.get("/runs/{run_id}", summary="One stored run")
-def run(con: Con, run_id: str) -> dict[str, Any]:
-    found = one_run(con, run_id)
+def run(state: State, run_id: str) -> dict[str, Any]:
+    found = state.read(lambda con: one_run(con, run_id))
     if found is None:
         raise UnknownItemError(f"no run {run_id!r}")
     return plain(found)  # type: ignore[no-any-return]
@@ -205,6 +215,12 @@ class AbstractIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     abstract: str = Field(min_length=1, max_length=100_000)
     title: str | None = Field(None, max_length=1000)
+
+
+class InputRefusedError(CorrectionError):
+    """A run input outside the configured roots (nothing is read or started)."""
+
+    status = 403
 
 
 class RunIn(BaseModel):
@@ -218,6 +234,13 @@ class RunIn(BaseModel):
 
 @router.post("/runs", status_code=202, summary="Start a run in the background")
 def start_run(state: State, body: RunIn) -> dict[str, Any]:
+    outside = [path for path in body.inputs if not state.config.input_allowed(path)]
+    if outside:
+        roots = ", ".join(str(root) for root in state.config.inputs_roots)
+        raise InputRefusedError(
+            f"{outside[0][:200]} is outside the folders this server reads runs from "
+            f"({roots}); start `papersift serve` with --inputs-root FOLDER to allow "
+            "another, or send the abstracts inline")
     missing = [path for path in body.inputs if not Path(path).exists()]
     if missing:
         raise CorrectionError(f"no such input on the server: {missing[0]}")
@@ -254,17 +277,22 @@ def _job_shown(found: Job | None, job_id: str) -> dict[str, Any]:
 
 
 @router.post("/extract", summary="Extract one abstract now (same pipeline, cache, warehouse)")
-def extract(con: Con, state: State, body: AbstractIn) -> JSONResponse:
+async def extract(state: State, body: AbstractIn) -> JSONResponse:
+    # async: waiting for the run takes no worker thread, so many waiting extractions
+    # leave the thread pool to the other routes (/api/health kept answering)
     if not body.abstract.strip():
         raise CorrectionError("the abstract is empty")
     path = state.jobs.write_abstracts([{"abstract": body.abstract, "title": body.title}])
     done, future = state.jobs.extract_now(path)
-    future.result()
+    await asyncio.wrap_future(future)
     if done.status == "failed":
         return JSONResponse({"error": done.error, "job": done.as_dict()}, status_code=502)
     paper_id = paper_id_for(body.abstract)
-    outcome, failure = paper_outcome(con, done.run_id, paper_id)
-    cards = review.load_cards(con, [paper_id])
+
+    def stored(con: duckdb.DuckDBPyConnection) -> Any:
+        return paper_outcome(con, done.run_id, paper_id), review.load_cards(con, [paper_id])
+
+    (outcome, failure), cards = await run_in_threadpool(state.read, stored)
     return JSONResponse(plain({
         "paper_id": paper_id, "run_id": done.run_id,
         "outcome": outcome, "failure": failure,

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 
 from papersift.extract.interface.serve import api, pages
 from papersift.extract.interface.serve.config import ServeConfig
-from papersift.extract.interface.serve.security import Guard
+from papersift.extract.interface.serve.security import Guard, loopback_hosts
 from papersift.extract.interface.serve.state import ServerState
 from papersift.warehouse.corrections import CorrectionError, VersionConflictError
 from papersift.warehouse.db import WarehouseError
@@ -51,7 +51,8 @@ def create_app(config: ServeConfig) -> Any:
         return JSONResponse({"error": str(error)}, status_code=400)
 
     return Guard(app, token=config.token, csrf=state.csrf, read_only=config.read_only,
-                 max_body_bytes=config.max_body_bytes)
+                 max_body_bytes=config.max_body_bytes,
+                 hosts=loopback_hosts(config.port, config.host.lower()))
 
 
 def inner_app(guarded: Any) -> FastAPI:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import os
 import socket
@@ -48,6 +49,8 @@ class ServeConfig:
     reviewer: str | None = None
     settings: RunSettings | None = None  # how /api/extract and /api/runs extract
     max_body_bytes: int = MAX_BODY_BYTES
+    # POST /api/runs reads inputs only below these folders (none given: the current one)
+    inputs_roots: tuple[Path, ...] = ()
     # tests and benches: replace the network and the endpoint choice (as run_inputs takes)
     transport: httpx2.BaseTransport | None = field(default=None, compare=False)
     endpoint: Endpoint | None = field(default=None, compare=False)
@@ -73,7 +76,16 @@ class ServeConfig:
         if not self.db.exists():
             raise ServeError(f"no warehouse at {self.db}: run `papersift run` first, "
                              "or pass --db")
-        return ServeConfig(db=self.db, host=self.host, port=self.port, token=token,
-                           read_only=self.read_only, reviewer=self.reviewer,
-                           settings=self.settings, max_body_bytes=self.max_body_bytes,
-                           transport=self.transport, endpoint=self.endpoint)
+        roots = tuple(root.resolve() for root in self.inputs_roots or (Path.cwd(),))
+        missing = [root for root in roots if not root.is_dir()]
+        if missing:
+            raise ServeError(f"--inputs-root {missing[0]} is not a folder")
+        return dataclasses.replace(self, token=token, inputs_roots=roots)
+
+    def input_allowed(self, path: str) -> bool:
+        """Whether a run may read ``path``: it lies (links resolved) below an inputs root."""
+        try:
+            resolved = Path(path).resolve()
+        except (OSError, ValueError):  # a NUL byte, a link loop: nothing to read
+            return False
+        return any(resolved.is_relative_to(root) for root in self.inputs_roots)

@@ -14,7 +14,12 @@ from markupsafe import Markup, escape
 from pydantic import ValidationError
 
 from papersift.extract.interface.serve import review
-from papersift.extract.interface.serve.api import CorrectionIn, apply_correction, state_of
+from papersift.extract.interface.serve.api import (
+    MAX_OFFSET,
+    CorrectionIn,
+    apply_correction,
+    state_of,
+)
 from papersift.report.render import ASSETS, FIELD_TITLES
 from papersift.warehouse.corrections import CorrectionError
 from papersift.warehouse.report import FIELDS
@@ -86,7 +91,7 @@ def papers_page(request: Request, q: str | None = None, show: str = "all",
                 offset: int = 0) -> HTMLResponse:
     if show not in review.SHOWS:
         show = "all"
-    offset = max(0, offset)
+    offset = min(max(0, offset), MAX_OFFSET)
     state = state_of(request)
     total, ids = state.find(q=q, show=show, limit=PAGE_SIZE, offset=offset)
     cards = state.cards(ids)
@@ -161,7 +166,7 @@ async def correct(request: Request) -> HTMLResponse:
         body = _correction_of(form, reviewer)
         with state.cursor() as con:
             apply_correction(con, body, state.config.reviewer)
-        state.changed()
+        state.changed(body.paper_id)
     except ValidationError as error:
         message, level, status = f"not saved: {error.errors()[0]['msg']}", "error", 400
     except CorrectionError as error:

@@ -1,12 +1,18 @@
 """Who may talk to the server and how: the token, CSRF checks, read-only mode and the
 body size limit, as one ASGI middleware in front of every route.
 
+- Without a token the server answers only requests whose ``Host`` names it on loopback
+  (``localhost``, ``127.0.0.1``, ``[::1]``, with its port): a page on another site whose
+  name an attacker re-points at 127.0.0.1 (DNS rebinding) sends its own name, and is
+  refused.
 - With a token (required off loopback), every request carries it: ``Authorization:
   Bearer T``, or the ``papersift_token`` cookie that opening ``/?token=T`` once sets.
 - A state-changing request (POST, PUT, PATCH, DELETE) from another site is refused: a
-  foreign ``Origin`` or ``Sec-Fetch-Site``; the review pages' requests carry the page's
-  CSRF token in ``X-CSRF-Token``; API requests must be ``application/json``, which a
-  browser cannot send cross-site without a CORS preflight this server never grants.
+  foreign ``Origin`` (without a token, any but the loopback origins above; the request's
+  own Host is never the measure, since a rebinding page sets it) or ``Sec-Fetch-Site``;
+  the review pages' requests carry the page's CSRF token in ``X-CSRF-Token``; API
+  requests must be ``application/json``, which a browser cannot send cross-site without
+  a CORS preflight this server never grants.
 """
 
 from __future__ import annotations
@@ -42,6 +48,16 @@ async def _reply(send: Send, status: int, message: str,
     await send({"type": "http.response.body", "body": body})
 
 
+def loopback_hosts(port: int, bound: str) -> frozenset[str]:
+    """The Host values a server without a token answers: its loopback names with its
+    port (and without it on port 80, where browsers leave it out)."""
+    names = {"localhost", "127.0.0.1", "[::1]"}
+    if bound not in ("", "0.0.0.0", "::"):
+        names.add(f"[{bound}]" if ":" in bound else bound)
+    found = {f"{name}:{port}" for name in names}
+    return frozenset(found | (names if port == 80 else set()))
+
+
 def _same(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode(), b.encode())
 
@@ -50,9 +66,10 @@ class Guard:
     """The middleware; ``csrf`` is the secret the pages embed, new for every start."""
 
     def __init__(self, app: ASGIApp, *, token: str | None, csrf: str, read_only: bool,
-                 max_body_bytes: int) -> None:
+                 max_body_bytes: int, hosts: frozenset[str] = frozenset()) -> None:
         self.app = app
         self.token = token
+        self.hosts = hosts  # the Host values accepted without a token (lower case)
         self.csrf = csrf
         self.read_only = read_only
         self.max_body_bytes = max_body_bytes
@@ -74,6 +91,12 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = _headers(scope)
+        host = headers.get("host", "").strip().lower()
+        if self.token is None and host not in self.hosts:
+            await _reply(send, 421, f"this server answers only as {' or '.join(sorted(self.hosts))}"
+                         f" (the request named {host[:100]!r}); to reach it under another "
+                         "name, start it with --token")
+            return
         if self.token is not None and not await self._authorised(scope, headers, send):
             return
         method = scope["method"]
@@ -85,6 +108,10 @@ class Guard:
             body = await self._body(receive, headers)
             if body is None:
                 await _reply(send, 413, f"request body over {self.max_body_bytes} bytes")
+                return
+            if not _is_text(body):
+                await _reply(send, 400, "the body is not text: it holds invalid UTF-8 or "
+                             "an escaped lone surrogate (\\ud800 to \\udfff)")
                 return
             receive = _replay(body, receive)
         await self.app(scope, receive, send)
@@ -115,10 +142,15 @@ class Guard:
     def _unsafe_problem(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
         if self.read_only:
             return 403, "this server is read-only (--read-only): nothing can be changed"
-        own = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+        scheme = scope.get("scheme", "http")
+        # with a token, the Host is whatever name the token holder used; without one,
+        # only the loopback names the Host check above let through
+        own = ({f"{scheme}://{host}" for host in self.hosts} if self.token is None
+               else {f"{scheme}://{headers.get('host', '')}"})
         origin = headers.get("origin")
-        if origin is not None and origin not in ("null", own):
-            return 403, f"cross-origin request refused (Origin {origin}, this server {own})"
+        if origin is not None and origin != "null" and origin.lower() not in own:
+            return 403, (f"cross-origin request refused (Origin {origin}, this server "
+                         f"{' or '.join(sorted(own))})")
         if origin == "null":
             return 403, "cross-origin request refused (Origin null)"
         site = headers.get("sec-fetch-site")
@@ -152,6 +184,26 @@ class Guard:
             if not message.get("more_body", False):
                 break
         return b"".join(parts)
+
+
+def _is_text(body: bytes) -> bool:
+    """Whether a body is UTF-8 and, if JSON, names no lone surrogate: those strings
+    cannot be stored or even echoed in an error (they were a 500 with a traceback)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if "\\u" not in text.lower():
+        return True
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return True  # not JSON: the route says what is wrong with it
+    try:
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _replay(body: bytes, original: Receive) -> Receive:

@@ -3,11 +3,14 @@ secret its pages carry and the queue of API runs."""
 
 from __future__ import annotations
 
+import os
 import secrets
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
@@ -15,8 +18,9 @@ import duckdb
 from papersift.extract.interface.serve import review
 from papersift.extract.interface.serve.config import ServeConfig, ServeError
 from papersift.extract.interface.serve.jobs import Jobs
-from papersift.warehouse.db import connect
+from papersift.warehouse.db import connect, snapshot_file
 from papersift.warehouse.review_reads import has_corrections
+from papersift.warehouse.store import WRITE_LOCK
 
 T = TypeVar("T")
 
@@ -32,12 +36,19 @@ class ServerState:
     generation: int = 0
     _cache: dict[Any, Any] = field(default_factory=dict)
     _cache_lock: threading.Lock = field(default_factory=threading.Lock)
+    _snapshot_key: tuple[int, int, int] | None = None  # what the published copy holds
 
-    def changed(self) -> None:
-        """The warehouse was written (a correction, a run's progress): drop the cache."""
+    def changed(self, paper_id: str | None = None) -> None:
+        """The warehouse was written: drop the cache; a correction of one paper keeps
+        the other papers' cards (a run's progress drops everything)."""
         with self._cache_lock:
             self.generation += 1
-            self._cache.clear()
+            if paper_id is None:
+                self._cache.clear()
+                return
+            kept = {key: value for key, value in self._cache.items()
+                    if isinstance(key, tuple) and key[0] == "card" and key[1] != paper_id}
+            self._cache = kept
 
     def cached(self, key: Any, compute: Callable[[], T]) -> T:
         """``compute()``, or its result from before if nothing was written since."""
@@ -95,13 +106,39 @@ class ServerState:
 
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection of its own for one request, on the database the server holds."""
-        cursor = self.con.cursor()
-        try:
-            yield cursor
-        finally:
-            cursor.close()
+        """A connection of its own for one request, used under the process's one
+        database lock (store.WRITE_LOCK, which a run's batches and corrections take too)
+        and closed before the lock is let go. So no thread ever waits for the lock with
+        a result open, which is what a CHECKPOINT waits for (issue 28: 60 reviewers
+        hung the server when one thread's CHECKPOINT waited on a scan another thread
+        kept open while it waited for the lock). Never wait for anything else inside."""
+        with WRITE_LOCK:
+            cursor = self.con.cursor()
+            try:
+                yield cursor
+            finally:
+                cursor.close()
+
+    def snapshot(self) -> Path:
+        """A read-only copy of the warehouse as it is now, for the readers this server's
+        write lock shuts out (`papersift sql`): checkpointed, then copied and renamed
+        into place under the database lock, so no write lands in the middle of it;
+        copied again only when the warehouse changed since."""
+        target = snapshot_file(self.config.db)
+        with self.cursor() as con:  # holds the database lock to the end
+            con.execute("CHECKPOINT")
+            stat = self.config.db.stat()
+            key = (self.generation, stat.st_mtime_ns, stat.st_size)
+            if key == self._snapshot_key and target.exists():
+                return target
+            partial = target.with_name(target.name + ".partial")
+            shutil.copyfile(self.config.db, partial)
+            os.replace(partial, target)
+            self._snapshot_key = key
+        return target
 
     def close(self) -> None:
         self.jobs.shutdown()
         self.con.close()
+        if self._snapshot_key is not None:
+            snapshot_file(self.config.db).unlink(missing_ok=True)

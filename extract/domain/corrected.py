@@ -1,0 +1,78 @@
+"""Grounding a reviewer's values again, as a model's are (issue 28).
+
+A reviewer may rename a task, method or benchmark, or change a gain's metric, baseline
+or dataset. The new value is looked up in the abstract with the same code that grounds a
+model's answer (assemble_spans.find_name, grounding.align, attributes.ground_phrase); what
+it finds is stored with the edit, so the item points at the text that now holds its name.
+A value the abstract lacks is flagged: alignment 'none' and no offsets, never the model's
+old offsets with 'exact'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from papersift.extract.domain.assemble_spans import (
+    evidence_window,
+    find_name,
+    sentence_of,
+    sentence_spans,
+)
+from papersift.extract.domain.attributes import ground_phrase
+from papersift.extract.domain.grounding import align
+
+NAMED = ("task", "method", "benchmark")
+# A gain's free phrases and the column that says how each was found.
+GAIN_PHRASES = {"metric": "metric_alignment", "baseline": "baseline_alignment",
+                "dataset": "dataset_alignment"}
+# An item's location, as the corrected views replace it (all together).
+UNGROUNDED: dict[str, Any] = {"alignment": "none", "align_score": 0.0, "mention_start": None,
+                              "mention_end": None, "char_start": None, "char_end": None}
+
+
+def name_location(name: str, text: str) -> dict[str, Any]:
+    """Where a name sits in the abstract, as the item's location fields: its mention, the
+    sentence around it as evidence, and how it was found; UNGROUNDED when it is not there."""
+    spot = find_name(name, text)
+    if spot is not None:
+        status, start, end, score = *spot, 1.0
+    else:
+        found = align(name, text)
+        if found.status == "none" or found.char_start is None or found.char_end is None:
+            return dict(UNGROUNDED)
+        status, start, end, score = found.status, found.char_start, found.char_end, found.score
+    sentence = sentence_of(sentence_spans(text), start, end)
+    low, high = evidence_window(text, sentence, (start, end))
+    return {"alignment": status, "align_score": score, "mention_start": start,
+            "mention_end": end, "char_start": low, "char_end": high,
+            "evidence": text[low:high]}
+
+
+def regrounded(item_type: str, item: Mapping[str, Any], changes: Mapping[str, Any],
+               text: str) -> dict[str, Any]:
+    """The grounding fields to store beside a reviewer's ``changes`` to ``item`` (its
+    fields as shown now, with its offsets): empty when no grounded value changes. For a
+    gain, every phrase's status; its location only when one is not in the abstract (a
+    gain whose phrases are all found again keeps the model's location)."""
+    if item_type in NAMED:
+        name = changes.get("name")
+        return name_location(str(name), text) if name else {}
+    if item_type != "gain" or not GAIN_PHRASES.keys() & changes.keys():
+        return {}
+    start, end = item.get("char_start"), item.get("char_end")
+    sentence = (start, end) if start is not None and end is not None else (0, len(text))
+    fields: dict[str, Any] = {}
+    flagged = False
+    for phrase, column in GAIN_PHRASES.items():
+        value = changes[phrase] if phrase in changes else item.get(phrase)
+        if value is None or not str(value).strip():
+            if phrase in changes:
+                fields[column] = None
+            continue
+        status = ground_phrase(str(value), text, sentence).status
+        fields[column] = status  # every phrase: this grounding replaces the last whole
+        flagged = flagged or status == "none"
+    if flagged:  # the claim as corrected is not the abstract's: shown flagged
+        fields.update(UNGROUNDED)
+    return fields
