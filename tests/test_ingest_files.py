@@ -273,3 +273,18 @@ def test_parquet_bad_rows_and_missing_column(tmp_path: Path) -> None:
         ("missing_column", None),
         ("empty", None),
     ]
+
+
+def test_a_few_damaged_records_do_not_refuse_a_utf8_file(tmp_path: Path) -> None:
+    """One raw NUL or byte that is not UTF-8 refuses its own record, naming its line; the
+    rest of a UTF-8 file is read (issue 28: it refused the whole file)."""
+    good = ['{"abstract": "We propose Café-Net, a naïve method for counting objects."}',
+            '{"abstract": "We study reinforcement learning for robots — in many settings."}']
+    path = tmp_path / "damaged.jsonl"
+    path.write_bytes(good[0].encode() + b'\n{"abstract": "bad \xff byte in this one."}\n'
+                     + b'{"abstract": "a NUL \x00 in this one."}\n' + good[1].encode() + b"\n")
+    result = ingest([path])
+    assert len(result.papers) == 2
+    assert sorted((p.line, p.reason) for p in result.problems) == [(2, "bad_text"),
+                                                                    (3, "bad_row")]
+    assert "0xFF" in next(p.message for p in result.problems if p.line == 2)

@@ -96,5 +96,15 @@ def test_a_text_with_a_lone_surrogate_is_refused(text: str, code: int,
     broken = text[:at] + chr(code) + text[at:]
     problem = text_problem(broken)
     assert problem is not None and f"\\u{code:04x}" in problem
-    if not any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+    if not any(0xD800 <= ord(ch) <= 0xDFFF for ch in text) and "\x00" not in text:
         assert text_problem(text) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(), st.data())
+def test_a_text_with_a_nul_is_refused_as_a_damaged_record(text: str,
+                                                          data: st.DataObject) -> None:
+    """A NUL inside a record refuses that record (the rest of its file is read)."""
+    at = data.draw(st.integers(0, len(text)))
+    problem = text_problem(text[:at] + "\x00" + text[at:])
+    assert problem is not None and ("NUL" in problem or "surrogate" in problem)

@@ -87,16 +87,19 @@ def check_utf8(blocks: Blocks, shown: str, chunker: Chunker) -> bool:
         at_nul = block.find(b"\x00")
         if at_nul >= 0 and nul is None:
             nul = (offset + at_nul, newlines + block.count(b"\n", 0, at_nul) + 1)
+        start = offset - len(decoder.getstate()[0])  # bytes held back start this text
         text = decoder.decode(block, final=not block)
         if text and not started:
-            text, started = text.removeprefix(_BOM), True
-        lines_before = newlines  # a held-back partial character is never a newline
+            started = True
+            if text.startswith(_BOM):
+                text, start = text[1:], start + len(_BOM.encode())
         for found in _DAMAGE.finditer(text):
-            line = lines_before + text.count("\n", 0, found.start()) + 1
+            # a held-back partial character is never a newline: lines count from here
+            line = newlines + text.count("\n", 0, found.start()) + 1
             damaged.add(line)
             if found.group() != "\x00" and invalid is None:
-                bad = ord(found.group()) - 0xDC00
-                invalid = (offset + block.find(bytes([bad])), line, bad)
+                before = text[:found.start()].encode("utf-8", "surrogateescape")
+                invalid = (start + len(before), line, ord(found.group()) - 0xDC00)
         multibyte = multibyte or any(ord(ch) > 0x7F and not 0xDC80 <= ord(ch) <= 0xDCFF
                                      for ch in text)
         has_text = has_text or bool(text.strip())

@@ -25,17 +25,17 @@ def surrogate_at(text: str) -> int | None:
 
 def text_problem(text: str) -> str | None:
     """Why ``text`` cannot be stored as an abstract, or None."""
+    at = surrogate_at(text)
+    if at is not None:
+        code = ord(text[at])
+        byte = (f" (what the byte 0x{code - 0xDC00:02X}, which is not UTF-8, reads as: the "
+                "record is damaged, the rest of the file is read)"
+                if 0xDC80 <= code <= 0xDCFF else "")
+        return (f"contains a lone UTF-16 surrogate (\\u{code:04x}) at character {at:,}{byte}: "
+                "not valid Unicode text; fix the file's encoding")
     if "\x00" in text:
         return (f"holds a NUL character at character {text.index(chr(0)):,}: the record is "
                 "damaged; fix it in the file (the rest of the file is read)")
-    at = surrogate_at(text)
-    if at is not None and 0xDC80 <= ord(text[at]) <= 0xDCFF:
-        return (f"holds the byte 0x{ord(text[at]) - 0xDC00:02X}, which is not UTF-8, at "
-                f"character {at:,}: the record is damaged; fix it in the file (the rest of "
-                "the file is read)")
-    if at is not None:
-        return (f"contains a lone UTF-16 surrogate (\\u{ord(text[at]):04x}) at character "
-                f"{at:,}: not valid Unicode text; fix the file's encoding")
     return None
 
 
