@@ -58,17 +58,21 @@ def load_map(con: duckdb.DuckDBPyConnection) -> MapData | None:
     points = {paper_id: MapPoint(paper_id, int(area), float(x), float(y))
               for paper_id, area, x, y in con.execute(
                   "SELECT paper_id, area_id, x, y FROM paper_areas").fetchall()}
+    # Top-k per paper with max_by's bounded state: a window over all n^2 pairs held
+    # every pair (NeurIPS 2025's 5,823 papers: 34 million rows, 8 GB peak).
     neighbours: dict[str, list[tuple[str, float]]] = {}
-    for paper_id, other, cosine in con.execute(
+    for paper_id, nearest in con.execute(
             """
             WITH v AS (SELECT p.paper_id, e.vector FROM papers p JOIN embeddings e
-                       ON e.text_sha256 = p.text_sha256 AND e.model_id = ?),
-            pairs AS (SELECT a.paper_id, b.paper_id AS other,
-                             array_cosine_similarity(a.vector, b.vector) AS cosine
-                      FROM v a JOIN v b ON a.paper_id <> b.paper_id)
-            SELECT paper_id, other, cosine FROM pairs
-            QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY cosine DESC, other) <= ?
-            ORDER BY paper_id, cosine DESC, other""", [model_id, NEIGHBOURS]).fetchall():
-        neighbours.setdefault(paper_id, []).append((other, round(float(cosine), 4)))
+                       ON e.text_sha256 = p.text_sha256 AND e.model_id = ?)
+            SELECT a.paper_id,
+                   max_by(struct_pack(other := b.paper_id,
+                                      cosine := array_cosine_similarity(a.vector, b.vector)),
+                          array_cosine_similarity(a.vector, b.vector), ?)
+            FROM v a JOIN v b ON a.paper_id <> b.paper_id
+            GROUP BY a.paper_id""", [model_id, NEIGHBOURS]).fetchall():
+        ranked = sorted(((float(n["cosine"]), str(n["other"])) for n in nearest),
+                        key=lambda pair: (-pair[0], pair[1]))
+        neighbours[str(paper_id)] = [(other, round(cosine, 4)) for cosine, other in ranked]
     return MapData(run_id, model_id, areas, points,
                    {paper: tuple(near) for paper, near in neighbours.items()})
