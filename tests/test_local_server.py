@@ -175,6 +175,11 @@ def test_default_threads_leave_one_cpu_free(
     monkeypatch.setattr(local_server, "available_cpu_count", lambda: cpus)
     assert local_server.default_thread_count() == threads
     assert LocalServer(model_file).n_threads == threads
+    # prompt evaluation takes every CPU by default (issue 29); --threads N sets both
+    server = LocalServer(model_file)
+    flags = server.server_args(8080)
+    assert flags[flags.index("--n_threads_batch") + 1] == str(cpus)
+    assert LocalServer(model_file, n_threads=1).n_threads_batch == 1
 
 
 def test_environment_drops_variables_the_server_would_obey() -> None:

@@ -226,6 +226,11 @@ class LocalServer:
         self.model_path = Path(model_path)
         self.n_ctx = n_ctx
         self.n_threads = n_threads if n_threads is not None else default_thread_count()
+        # Prompt evaluation is compute-bound and short: by default it uses every CPU, while
+        # generation (memory-bound, most of a request) keeps one free. Idle 2-CPU VM, 16
+        # random real abstracts, same answers: median 9.7 s -> 7.5 s per abstract.
+        self.n_threads_batch = (n_threads if n_threads is not None
+                                else max(available_cpu_count(), self.n_threads))
         self.chat_format = chat_format
         self.startup_timeout = startup_timeout
         self.log_path = log_path
@@ -265,9 +270,9 @@ class LocalServer:
             "--port", str(port),
             "--n_ctx", str(self.n_ctx),
             # Explicit: the server's defaults are cpu_count // 2 for generation and
-            # cpu_count for prompt batches; the latter oversubscribes a busy machine.
+            # cpu_count for prompt batches. An explicit --threads sets both.
             "--n_threads", str(self.n_threads),
-            "--n_threads_batch", str(self.n_threads),
+            "--n_threads_batch", str(self.n_threads_batch),
             # The server defaults to True: logits for every prompt token, an
             # n_ctx x vocabulary float array (8192 x 151936 x 4 B = 5 GB for Qwen)
             # and extra work per prompt token. Only logprobs need it.

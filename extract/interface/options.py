@@ -147,7 +147,8 @@ RUN_OPTIONS: tuple[Option, ...] = (
     Option("--server-log", "endpoint.server_log",
            "write the llama.cpp server's log here.", type=FilePath, providers=LOCAL),
     Option("--threads", "endpoint.threads",
-           "llama.cpp threads [default: CPUs - 1].",
+           "llama.cpp threads for generation and prompt evaluation [default: CPUs - 1 for "
+           "generation, every CPU for prompt evaluation].",
            type=click.IntRange(min=1), providers=LOCAL),
     Option("--lean", "endpoint.lean",
            "the short prompt extract_lean (no examples) and no schema on the "
