@@ -175,11 +175,12 @@ def test_default_threads_leave_one_cpu_free(
     monkeypatch.setattr(local_server, "available_cpu_count", lambda: cpus)
     assert local_server.default_thread_count() == threads
     assert LocalServer(model_file).n_threads == threads
-    # prompt evaluation takes every CPU by default (issue 29); --threads N sets both
-    server = LocalServer(model_file)
-    flags = server.server_args(8080)
+    # prompt evaluation takes the generation count unless --prompt-threads says (issue 29)
+    flags = LocalServer(model_file).server_args(8080)
+    assert flags[flags.index("--n_threads_batch") + 1] == str(threads)
+    flags = LocalServer(model_file, n_threads=1, n_threads_batch=cpus).server_args(8080)
+    assert flags[flags.index("--n_threads") + 1] == "1"
     assert flags[flags.index("--n_threads_batch") + 1] == str(cpus)
-    assert LocalServer(model_file, n_threads=1).n_threads_batch == 1
 
 
 def test_environment_drops_variables_the_server_would_obey() -> None:
@@ -396,3 +397,11 @@ def test_real_server_on_the_fast_model(tmp_path: Path) -> None:
         assert group_is_gone(process_group)
     finally:
         model_path.unlink()  # 491 MB: do not leave it in pytest's kept temp dirs
+
+
+def test_prompt_threads_reach_the_server_plan() -> None:
+    """--prompt-threads travels from the options to the local server's plan (issue 29)."""
+    from papersift.extract.access.endpoints import EndpointOptions, plan_endpoint
+
+    plan = plan_endpoint(EndpointOptions(provider="local", threads=1, prompt_threads=2))
+    assert (plan.threads, plan.prompt_threads) == (1, 2)

@@ -45,6 +45,7 @@ class EndpointOptions:
     n_ctx: int | None = None
     server_log: Path | None = None
     threads: int | None = None  # local server: llama.cpp threads (default: CPUs - 1)
+    prompt_threads: int | None = None  # local server: prompt-evaluation threads (default: threads)
     lean: bool = False  # remote: short prompt, format in the prompt, no schema on the wire
 
 
@@ -139,6 +140,7 @@ class EndpointPlan:
     chat_format: str | None = None
     server_log: Path | None = None
     threads: int | None = None
+    prompt_threads: int | None = None
 
     @contextmanager
     def open(self) -> Iterator[Endpoint]:
@@ -156,6 +158,7 @@ class EndpointPlan:
             log_path=self.server_log,
             model_alias=self.endpoint.model,
             n_threads=self.threads,
+            n_threads_batch=self.prompt_threads,
         )
         with server:
             yield replace(self.endpoint, base_url=server.base_url)
@@ -211,6 +214,7 @@ def plan_endpoint(options: EndpointOptions) -> EndpointPlan:
         chat_format=chat_format,
         server_log=options.server_log,
         threads=options.threads,
+        prompt_threads=options.prompt_threads,
     )
 
 
