@@ -92,3 +92,23 @@ def stored_rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
     from papersift.warehouse.query import run_sql
 
     return run_sql(db, sql).rows
+
+
+@pytest.fixture
+def db(corpus_db: Path, tmp_path: Path) -> Path:
+    """A copy of the replayed corpus's warehouse (the serve tests'; a module may define its
+    own ``db``)."""
+    from papersift.testing.serving import copy_db
+
+    return copy_db(corpus_db, tmp_path)
+
+
+@pytest.fixture
+def client(db: Path) -> Iterator[Any]:
+    """An in-process client of `papersift serve` on ``db`` (reviewer 'tester', talking as
+    127.0.0.1:8765)."""
+    from papersift.extract.interface.serve import create_app
+    from papersift.testing.serving import local_client, replay_config
+
+    with local_client(create_app(replay_config(db, reviewer="tester"))) as test_client:
+        yield test_client

@@ -22,7 +22,11 @@ MAX_ATTEMPTS = 3
 MAX_REASKS = 2
 POLICY = RetryPolicy(max_attempts=MAX_ATTEMPTS, initial_wait_s=0.01, max_wait_s=0.05,
                      jitter_s=0.0)
-TIMEOUT_S = 0.3  # the client's; the server's hangs last longer
+# The client's read timeout; an attempt's whole exchange may take twice it, and the
+# server's hangs (HANG_S) last longer than that. Not shorter: on a loaded machine a normal
+# answer could pass a 0.6 s deadline and be counted as a fault the server never served.
+TIMEOUT_S = 1.0
+HANG_S = 2.5
 
 
 @pytest.fixture(autouse=True)
@@ -59,7 +63,7 @@ def _one_fault_per_abstract(folder: Path, every_request: bool) -> tuple[list[str
 def test_each_fault_once_is_survived_except_length(tmp_path: Path) -> None:
     inputs, rule = _one_fault_per_abstract(tmp_path, every_request=False)
     db = tmp_path / "w.duckdb"
-    with running(fault_profile(rules=[rule], retry_after="0", hang_s=1.0)) as server:
+    with running(fault_profile(rules=[rule], retry_after="0", hang_s=HANG_S)) as server:
         summary = _run(inputs, db, server)
         accounting = account(db, server, summary.run_id, max_attempts=MAX_ATTEMPTS,
                              max_reasks=MAX_REASKS)
@@ -76,7 +80,7 @@ def test_each_fault_once_is_survived_except_length(tmp_path: Path) -> None:
 def test_each_fault_every_time_fails_with_its_own_reason(tmp_path: Path) -> None:
     inputs, rule = _one_fault_per_abstract(tmp_path, every_request=True)
     db = tmp_path / "w.duckdb"
-    with running(fault_profile(rules=[rule], retry_after="0", hang_s=1.0)) as server:
+    with running(fault_profile(rules=[rule], retry_after="0", hang_s=HANG_S)) as server:
         summary = _run(inputs, db, server)
         requests = {fault: len(server.requests_for(paper_id_for(text)))
                     for text, fault in _texts_and_faults(inputs)}
@@ -114,7 +118,7 @@ def _texts_and_faults(inputs: list[str]) -> list[tuple[str, str]]:
 def test_thirty_percent_faults_lose_and_double_nothing(tmp_path: Path) -> None:
     inputs = variant_corpus(tmp_path / "in", 150)
     db = tmp_path / "w.duckdb"
-    config = fault_profile(rate=0.3, seed=7, retry_after="0", retry_after_ms=20, hang_s=1.0)
+    config = fault_profile(rate=0.3, seed=7, retry_after="0", retry_after_ms=20, hang_s=HANG_S)
     with running(config) as server:
         first = _run(inputs, db, server, concurrency=6)
         accounting = account(db, server, first.run_id, max_attempts=MAX_ATTEMPTS,

@@ -12,7 +12,6 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from papersift.extract.interface.serve import ServeConfig, ServeError, create_ap
 from papersift.report.render import ASSETS
 from papersift.testing.serving import (
     LOCAL_URL,
-    copy_db,
     local_client,
     replay_config,
     server_process,
@@ -36,15 +34,6 @@ from tests.conftest import CORPUS
 TOKEN = "a-long-enough-test-token"
 
 
-@pytest.fixture
-def db(corpus_db: Path, tmp_path: Path) -> Path:
-    return copy_db(corpus_db, tmp_path)
-
-
-@pytest.fixture
-def client(db: Path) -> Iterator[TestClient]:
-    with local_client(create_app(replay_config(db, reviewer="tester"))) as test_client:
-        yield test_client
 
 
 def _csrf(client: TestClient) -> str:

@@ -8,29 +8,15 @@ flagged filter."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 
-from papersift.extract.interface.serve import create_app
 from papersift.extract.interface.serve.app import inner_app
-from papersift.testing.serving import copy_db, local_client, replay_config
 
 LOCATION = ("alignment", "mention_start", "mention_end", "char_start", "char_end")
 
 
-@pytest.fixture
-def db(corpus_db: Path, tmp_path: Path) -> Path:
-    return copy_db(corpus_db, tmp_path)
-
-
-@pytest.fixture
-def client(db: Path) -> Iterator[TestClient]:
-    with local_client(create_app(replay_config(db, reviewer="tester"))) as test_client:
-        yield test_client
 
 
 def _first(client: TestClient, item_type: str, **where: Any) -> dict[str, Any]:

@@ -10,7 +10,6 @@ import signal
 import stat
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -20,7 +19,6 @@ from fastapi.testclient import TestClient
 from papersift.extract.interface.serve import create_app, main
 from papersift.testing.serving import (
     LOCAL_URL,
-    copy_db,
     local_client,
     replay_config,
     server_process,
@@ -31,15 +29,6 @@ from tests.conftest import CORPUS
 TOKEN = "a-long-enough-test-token"
 
 
-@pytest.fixture
-def db(corpus_db: Path, tmp_path: Path) -> Path:
-    return copy_db(corpus_db, tmp_path)
-
-
-@pytest.fixture
-def client(db: Path) -> Iterator[TestClient]:
-    with local_client(create_app(replay_config(db, reviewer="tester"))) as test_client:
-        yield test_client
 
 
 def _accept_body(client: TestClient) -> dict[str, object]:
