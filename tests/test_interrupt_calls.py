@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from papersift.testing.sim import fault_profile, running
 from tests.conftest import CORPUS
@@ -20,7 +21,9 @@ from tests.conftest import CORPUS
 PAPERSIFT = Path(sys.executable).parent / "papersift"
 
 
-def test_requests_in_flight_at_ctrl_c_are_calls_rows(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_requests_in_flight_at_ctrl_c_are_calls_rows(tmp_path: Path, stop: int) -> None:
+    """SIGTERM (a `kill`) is handled like Ctrl-C: it lost the batch not yet written."""
     db = tmp_path / "w.duckdb"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PAPERSIFT_"))}
     with running(fault_profile(latency_s=0.5)) as server:
@@ -31,7 +34,7 @@ def test_requests_in_flight_at_ctrl_c_are_calls_rows(tmp_path: Path) -> None:
         deadline = time.monotonic() + 120
         while len(server.log) < 10 and time.monotonic() < deadline:
             time.sleep(0.05)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         _, err = process.communicate(timeout=120)
         seen = len(server.log)
         assert process.returncode == 130, err[-2000:]

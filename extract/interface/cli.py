@@ -28,6 +28,7 @@ from papersift.extract.interface.cli_common import (
     print_result,
     print_summary,
     progress_bar,
+    sigterm_as_ctrl_c,
 )
 from papersift.extract.interface.entities_cli import entities
 from papersift.warehouse.choices import DEFAULT_TIMEOUT_S, FORMATS
@@ -73,7 +74,7 @@ def run(inputs: tuple[str, ...], db: Path, record_to: Path | None, dry_run: bool
         if not estimate.ok:
             sys.exit(2)
         return
-    with progress_bar() as on_event, batch_display() as on_poll:
+    with sigterm_as_ctrl_c(), progress_bar() as on_event, batch_display() as on_poll:
         try:
             report, summary = app.run_inputs(list(inputs), settings, progress=on_event,
                                              on_poll=on_poll)
@@ -122,7 +123,7 @@ def extract(db: Path, all_papers: bool, ids_file: Path | None, **kw: Any) -> Non
 
     settings = options.pop_settings(db, kw)
     paper_ids = app.paper_ids_from(ids_file) if ids_file is not None else None
-    with progress_bar() as on_event, batch_display() as on_poll:
+    with sigterm_as_ctrl_c(), progress_bar() as on_event, batch_display() as on_poll:
         summary = app.extract_stored(settings, only_missing=not all_papers,
                                      paper_ids=paper_ids, progress=on_event, on_poll=on_poll)
     print_summary(summary, db)

@@ -4,7 +4,9 @@ and the progress, summary and table displays."""
 from __future__ import annotations
 
 import functools
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -77,6 +79,21 @@ db_option: Callable[[Callable[..., Any]], Callable[..., Any]] = click.option(
 
 endpoint_options = options.apply(options.RUN_OPTIONS)
 batch_options = options.apply(options.BATCH_OPTIONS)
+
+
+@contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """Inside the block SIGTERM stops the work like Ctrl-C does (KeyboardInterrupt): what
+    was answered is stored before the process ends. Without it a `kill` lost the answers
+    of the batch not yet written. Only where the command runs in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 @contextmanager
