@@ -65,6 +65,8 @@ def codec_for(head: bytes) -> str:
 BINARY_HEAD_BYTES = 64
 MAX_DAMAGED_LINES = 3
 _DAMAGE = re.compile("[\x00\udc80-\udcff]")
+# A decoded non-ASCII character that is not an undecodable byte: the file is UTF-8.
+_MULTIBYTE = re.compile("[\x80-\udc7f\udd00-\U0010ffff]")
 
 
 def check_utf8(blocks: Blocks, shown: str, chunker: Chunker) -> bool:
@@ -100,8 +102,7 @@ def check_utf8(blocks: Blocks, shown: str, chunker: Chunker) -> bool:
             if found.group() != "\x00" and invalid is None:
                 before = text[:found.start()].encode("utf-8", "surrogateescape")
                 invalid = (start + len(before), line, ord(found.group()) - 0xDC00)
-        multibyte = multibyte or any(ord(ch) > 0x7F and not 0xDC80 <= ord(ch) <= 0xDCFF
-                                     for ch in text)
+        multibyte = multibyte or _MULTIBYTE.search(text) is not None
         has_text = has_text or bool(text.strip())
         offset += len(block)
         newlines += block.count(b"\n")
