@@ -12,25 +12,28 @@ import heapq
 from collections.abc import Iterable
 
 
-def sample_rank(paper_id: str, seed: int) -> bytes:
+def sample_rank(paper_id: str, seed: int) -> int:
     """Where a paper falls in the seed's random order."""
-    return hashlib.sha256(f"{seed}:{paper_id}".encode()).digest()
+    return int.from_bytes(hashlib.sha256(f"{seed}:{paper_id}".encode()).digest(), "big")
 
 
 def seeded_sample(paper_ids: Iterable[str], n: int, seed: int = 0) -> set[str]:
     """The ``n`` papers of lowest rank (every paper when there are fewer), in bounded
-    memory: a heap of ``n`` entries however many ids stream past."""
+    memory: a heap and a set of at most ``n`` entries however many ids stream past (an id
+    seen twice is counted once)."""
     if n <= 0:
         return set()
-    heap: list[tuple[bytes, str]] = []  # the n lowest ranks so far, as a max-heap (negated)
-    seen: set[str] = set()
+    heap: list[tuple[int, str]] = []  # (-rank, id): the highest kept rank on top
+    kept: set[str] = set()
     for paper_id in paper_ids:
-        if paper_id in seen:
+        if paper_id in kept:
             continue
-        seen.add(paper_id)
-        rank = bytes(255 - b for b in sample_rank(paper_id, seed))  # invert: max-heap
+        rank = sample_rank(paper_id, seed)
         if len(heap) < n:
-            heapq.heappush(heap, (rank, paper_id))
-        elif rank > heap[0][0]:
-            heapq.heapreplace(heap, (rank, paper_id))
-    return {paper_id for _, paper_id in heap}
+            heapq.heappush(heap, (-rank, paper_id))
+            kept.add(paper_id)
+        elif -rank > heap[0][0]:
+            _, dropped = heapq.heapreplace(heap, (-rank, paper_id))
+            kept.discard(dropped)
+            kept.add(paper_id)
+    return kept
