@@ -64,13 +64,12 @@ def load_map(con: duckdb.DuckDBPyConnection) -> MapData | None:
     for paper_id, nearest in con.execute(
             """
             WITH v AS (SELECT p.paper_id, e.vector FROM papers p JOIN embeddings e
-                       ON e.text_sha256 = p.text_sha256 AND e.model_id = ?)
-            SELECT a.paper_id,
-                   max_by(struct_pack(other := b.paper_id,
-                                      cosine := array_cosine_similarity(a.vector, b.vector)),
-                          array_cosine_similarity(a.vector, b.vector), ?)
-            FROM v a JOIN v b ON a.paper_id <> b.paper_id
-            GROUP BY a.paper_id""", [model_id, NEIGHBOURS]).fetchall():
+                       ON e.text_sha256 = p.text_sha256 AND e.model_id = ?),
+            pairs AS (SELECT a.paper_id, b.paper_id AS other,
+                             array_cosine_similarity(a.vector, b.vector) AS cosine
+                      FROM v a JOIN v b ON a.paper_id <> b.paper_id)
+            SELECT paper_id, max_by(struct_pack(other, cosine), cosine, ?)
+            FROM pairs GROUP BY paper_id""", [model_id, NEIGHBOURS]).fetchall():
         ranked = sorted(((float(n["cosine"]), str(n["other"])) for n in nearest),
                         key=lambda pair: (-pair[0], pair[1]))
         neighbours[str(paper_id)] = [(other, round(cosine, 4)) for cosine, other in ranked]
