@@ -39,7 +39,6 @@ from papersift.extract.access.llm import (
     wrap_async,
 )
 from papersift.extract.access.outcomes import Failure, Outcome, plain_draft
-from papersift.extract.domain.assemble import result_numbers
 from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, prompt_for
 from papersift.prompts import Prompt
 from papersift.schemas import PaperDraft
@@ -94,7 +93,7 @@ def request_schema(endpoint: Endpoint, text: str,
     """The grammar sent with this abstract's request (None when the endpoint gets none)."""
     if not endpoint.constrain_json:
         return None
-    return fields.draft_json_schema(result_numbers(text))
+    return fields.grammar(text)
 
 
 def cache_key(endpoint: Endpoint, prompt_version: str, text: str,

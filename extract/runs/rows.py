@@ -52,11 +52,12 @@ def new_run_id() -> str:
     return f"run_{datetime.now(UTC):%Y%m%dT%H%M%S}_{secrets.token_hex(3)}"
 
 
-def extraction_id_for(cache_key: str, raw: dict[str, Any], title: str | None = None) -> str:
+def extraction_id_for(cache_key: str, raw: dict[str, Any], title: str | None = None,
+                      grounding: str = GROUNDING_VERSION) -> str:
     """Content id of a stored extraction: the request, the answer and the grounding code
     (and the title, which grounding reads when the input has one)."""
     canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    material = f"{cache_key}\n{ASSEMBLY_VERSION}\n{GROUNDING_VERSION}\n{canonical}"
+    material = f"{cache_key}\n{ASSEMBLY_VERSION}\n{grounding}\n{canonical}"
     if title:
         material += f"\ntitle:{title}"
     return "sha256:" + hashlib.sha256(material.encode()).hexdigest()
@@ -211,7 +212,8 @@ def _answer_rows(outcome: Outcome, job: Job, raw: dict[str, Any], *, run_id: str
         assembled=assembled,
         extra=grounded.extra if grounded is not None else None,
         raw=raw,
-        extraction_id=extraction_id_for(outcome.cache_key, raw, job.title),
+        extraction_id=extraction_id_for(outcome.cache_key, raw, job.title,
+                                        fields.grounding_version()),
         common={**provenance, "run_id": run_id, "cache_key": outcome.cache_key,
                 "asks": outcome.asks, "lenient": False},
     )
