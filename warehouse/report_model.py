@@ -243,6 +243,8 @@ class Overview:
     items_not_located: int
     numbers_unverified: int
     lenient: int
+    # Each user field (custom-NAME) and the papers per value of its items, most first.
+    custom: tuple[tuple[str, tuple[Count, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -254,5 +256,7 @@ class ReportData:
     price: Price | None = None
     fields: tuple[str, ...] = FIELDS  # the card sections, built-in then user-defined
     titles: dict[str, str] = dataclasses.field(default_factory=lambda: dict(TITLES))
+    # a user field's description (custom-NAME), from its declaration
+    descriptions: dict[str, str] = dataclasses.field(default_factory=dict)
     topic_map: MapData | None = None  # areas, map positions, neighbours (papersift index)
     leaderboard: tuple[LeaderRow, ...] = ()

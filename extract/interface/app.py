@@ -60,7 +60,7 @@ from papersift.prompts import DEFAULT_PROMPT, Prompt, load_prompt
 from papersift.prompts.pool import load_pool, with_pool
 from papersift.warehouse import Warehouse, reads
 from papersift.warehouse.batches import get_batch, requests_of
-from papersift.warehouse.custom import create_custom_views
+from papersift.warehouse.custom import record_custom_fields
 from papersift.warehouse.db import remove_empty
 
 
@@ -162,7 +162,7 @@ def _extract_jobs(
     keys_only = Extractor(plan.endpoint, prompt, max_reasks=_reasks(settings, plan.endpoint),
                           fields=fields)
     if fields.custom:
-        create_custom_views(warehouse.con, [spec.name for spec in fields.custom])
+        record_custom_fields(warehouse.con, fields.custom)
     try:
         common: dict[str, Any] = dict(
             concurrency=settings.concurrency,
