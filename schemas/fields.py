@@ -129,6 +129,8 @@ BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
 # Items of user-defined fields: one generic long table, one view per field on top of it.
 CUSTOM_TABLE = "custom_items"
 CUSTOM_VIEW = "custom"
+# A user field's items as the report, `serve` and corrections name them: custom-NAME.
+CUSTOM_ITEM_PREFIX = "custom-"
 CUSTOM_COLUMNS: tuple[tuple[str, str], ...] = (
     *KEY_COLUMNS[:2], ("field", "VARCHAR"), ("idx", "INTEGER"), ("value", "VARCHAR"),
     ("unit", "VARCHAR"), *EVIDENCE_COLUMNS)
@@ -219,6 +221,11 @@ class CustomField:
         return f"{CUSTOM_VIEW}_{self.name}"
 
     @property
+    def item_type(self) -> str:
+        """Its items' type in the report, `serve` and corrections."""
+        return f"{CUSTOM_ITEM_PREFIX}{self.name}"
+
+    @property
     def summary_column(self) -> str:
         """Its column in the wide paper table (paper_summary, papers.csv, the workbook)."""
         return f"{CUSTOM_VIEW}_{self.name}"
@@ -248,6 +255,12 @@ MAX_CUSTOM_FIELDS = 64
 # The JSON types a grounding's values may have (one value, or a list's items).
 _GROUNDING_TYPES = {"name": {"string"}, "phrase": {"string"}, "choice": {"string"},
                     "number": {"number", "integer", "string"}, "flag": {"boolean"}}
+
+
+def custom_item_field(item_type: str) -> str | None:
+    """The user field an item type (custom-NAME) names, else None."""
+    name = item_type.removeprefix(CUSTOM_ITEM_PREFIX)
+    return name if name != item_type and _FIELD_NAME.match(name) else None
 
 
 def builtin_names() -> set[str]:

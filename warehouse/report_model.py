@@ -8,7 +8,7 @@ import statistics
 from dataclasses import dataclass
 from datetime import datetime
 
-from papersift.schemas.fields import BUILTIN_FIELDS
+from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_ITEM_PREFIX
 from papersift.warehouse.report_entities import LeaderRow
 from papersift.warehouse.report_map import MapData
 from papersift.warehouse.store import RunCounts
@@ -18,7 +18,7 @@ SHOWN_FIELDS = {spec.item: spec for spec in BUILTIN_FIELDS if spec.shown}
 FIELDS = tuple(SHOWN_FIELDS)
 TITLES = {item: spec.title for item, spec in SHOWN_FIELDS.items()}
 # A user-defined field's items show as the field "custom-NAME".
-CUSTOM_PREFIX = "custom-"
+CUSTOM_PREFIX = CUSTOM_ITEM_PREFIX
 
 
 @dataclass(frozen=True)

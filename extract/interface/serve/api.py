@@ -15,13 +15,14 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from papersift.extract.domain.corrected import regrounded
+from papersift.extract.domain.corrected import Regrounder, review_grounder
 from papersift.extract.domain.ingest import paper_id_for
 from papersift.extract.interface.serve import review
 from papersift.extract.interface.serve.jobs import Job
 from papersift.extract.interface.serve.state import ServerState
 from papersift.warehouse import corrections
 from papersift.warehouse.corrections import CorrectionError, Review, UnknownItemError
+from papersift.warehouse.custom import declared_fields
 from papersift.warehouse.review_reads import (
     item_page,
     one_run,
@@ -33,6 +34,8 @@ from papersift.warehouse.reviewed import gold_from_corrections
 
 router = APIRouter(prefix="/api")
 Scalar = str | float | bool | None
+# An item type: a built-in one, a whole paper, or a user field's (custom-NAME).
+ITEM_TYPE = r"^(task|method|benchmark|gain|paper|custom-[a-z][a-z0-9_]{0,40})$"
 
 
 def plain(value: Any) -> Any:
@@ -68,7 +71,9 @@ class CorrectionIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     paper_id: str = Field(max_length=100)
-    item_type: Literal["task", "method", "benchmark", "gain", "paper"]
+    item_type: str = Field(max_length=60, pattern=ITEM_TYPE,
+                           description="task, method, benchmark, gain, paper, or a user "
+                           "field's custom-NAME")
     action: Literal["accept", "reject", "restore", "edit", "add", "reviewed"]
     item_key: str | None = Field(None, max_length=1000,
                                  description="the item's key (not for add / reviewed)")
@@ -80,6 +85,12 @@ class CorrectionIn(BaseModel):
     selected: str | None = Field(None, max_length=2000, description="add: the selected text")
     note: str | None = Field(None, max_length=500, description="reject: the reason")
     reviewer: str | None = Field(None, max_length=100)
+
+
+def _grounder(con: duckdb.DuckDBPyConnection) -> Regrounder:
+    """Grounds edited values: built-in items as the model's, user fields' by the
+    declarations stored with the warehouse."""
+    return review_grounder(declared_fields(con))
 
 
 def apply_correction(con: duckdb.DuckDBPyConnection, body: CorrectionIn,
@@ -99,12 +110,12 @@ def apply_correction(con: duckdb.DuckDBPyConnection, body: CorrectionIn,
             raise UnknownItemError(f"no paper {body.paper_id!r} in the warehouse")
         mention = review.mention_for(text, body.start, body.end, body.selected)
         return [corrections.add_item(con, body.paper_id, body.item_type, mention,
-                                     body.changes, who, ground=regrounded)]
+                                     body.changes, who, ground=_grounder(con))]
     if body.item_key is None:
         raise CorrectionError(f"{body.action} needs the item_key of the item")
     if body.action == "edit":
         return corrections.edit_item(con, body.paper_id, body.item_type, body.item_key,
-                                     body.changes, who, ground=regrounded)
+                                     body.changes, who, ground=_grounder(con))
     if body.action == "reject" and not (body.note or "").strip():
         raise CorrectionError("a rejection needs a reason (note)")
     return [corrections.set_status(con, body.paper_id, body.item_type, body.item_key,
@@ -147,7 +158,8 @@ def paper(state: State, paper_id: str) -> dict[str, Any]:
 
 
 @router.get("/items", summary="Corrected items of one type")
-def items(state: State, item_type: Literal["task", "method", "benchmark", "gain"] = "method",
+def items(state: State,
+          item_type: Annotated[str, Query(max_length=60, pattern=ITEM_TYPE)] = "method",
           paper_id: str | None = None,
           origin: Literal["model", "corrected", "added"] | None = None,
           limit: Limit = 100, offset: Offset = 0) -> dict[str, Any]:

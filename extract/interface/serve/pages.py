@@ -50,7 +50,10 @@ def _short(value: str, size: int = 12) -> str:
 
 
 def _number(value: Any) -> str:
-    return "" if value is None else f"{value:g}"
+    """A gain's value as a form shows it; a user field's value (text) as it is."""
+    if value is None:
+        return ""
+    return f"{value:g}" if isinstance(value, int | float) else str(value)
 
 
 def _environment() -> Environment:
@@ -149,7 +152,7 @@ def _correction_of(form: dict[str, Any], reviewer: str | None) -> CorrectionIn:
     if data.get("action") == "add":
         wanted = {"task": ("name",), "method": ("name",), "benchmark": ("name", "introduced"),
                   "gain": ("metric", "value", "unit", "baseline", "dataset")}
-        changes = {k: v for k, v in changes.items()
+        changes = {k: v for k, v in changes.items()  # a user field's: the selection
                    if k in wanted.get(str(data.get("item_type")), ()) and v != ""}
     return CorrectionIn(**data, changes=changes, reviewer=reviewer)
 

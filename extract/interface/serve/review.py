@@ -16,8 +16,9 @@ import duckdb
 from papersift.extract.domain.assemble import sentence_spans
 from papersift.report.render import abstract_html
 from papersift.warehouse import corrections, review_state
-from papersift.warehouse.corrections import EDITABLE, ITEM_TYPES, Mention
-from papersift.warehouse.report import Extraction, Item, PaperCard, Source, item_details
+from papersift.warehouse.corrections import ITEM_TYPES, Mention, editable
+from papersift.warehouse.custom import declared_fields
+from papersift.warehouse.report import FIELDS, Extraction, Item, PaperCard, Source, item_details
 from papersift.warehouse.review_state import SHOWS, counts, find_papers
 
 __all__ = ["SHOWS", "ReviewCard", "ReviewItem", "counts", "find_papers", "load_cards",
@@ -53,6 +54,12 @@ class ReviewCard:
     rejected: tuple[dict[str, Any], ...]
     conflicts: tuple[dict[str, Any], ...]
     reviewed_version: int  # 0: never marked reviewed
+    custom_types: tuple[str, ...] = ()  # the warehouse's user fields, as custom-NAME
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The card's sections: the built-in fields, then the user fields."""
+        return (*FIELDS, *self.custom_types)
 
     @property
     def paper_id(self) -> str:
@@ -81,9 +88,10 @@ def _plain(row: dict[str, Any]) -> dict[str, Any]:
 def _report_item(kind: str, row: dict[str, Any]) -> Item:
     start = row["char_start"] if row.get("mention_start") is None else row["mention_start"]
     end = row["char_end"] if row.get("mention_end") is None else row["mention_end"]
-    return Item(field=kind, idx=int(row["idx"]),
-                name=str(row["metric"] if kind == "gain" else row["name"]),
-                details=item_details(row, _DETAILS[kind]), evidence=str(row["evidence"]),
+    label = {"gain": "metric"}.get(kind, "name" if kind in _DETAILS else "value")
+    return Item(field=kind, idx=int(row["idx"]), name=str(row[label]),
+                details=item_details(row, _DETAILS.get(kind, ("unit",))),
+                evidence=str(row["evidence"] or ""),
                 char_start=start, char_end=end, alignment=str(row["alignment"]),
                 align_score=row["align_score"],
                 value=row.get("value") if kind == "gain" else None,
@@ -107,13 +115,14 @@ def load_cards(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]) -> list
     types = review_state.contribution_types(con, ids)
     versions = corrections.versions(con, ids)
     items: dict[str, list[ReviewItem]] = defaultdict(list)
-    for kind in ITEM_TYPES:
+    custom = tuple(spec.item_type for spec in declared_fields(con))
+    for kind in (*ITEM_TYPES, *custom):
         for row in corrections.item_rows(con, kind, ids):
             items[row["paper_id"]].append(ReviewItem(
                 item=_report_item(kind, row), item_type=kind, item_key=row["item_key"],
                 origin=row["origin"], review=row["review"],
                 version=versions.get((row["paper_id"], kind, row["item_key"]), 0),
-                fields={name: row.get(name) for name in EDITABLE[kind]}))
+                fields={name: row.get(name) for name in editable(kind)}))
     rejected: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in corrections.rejected_items(con, ids):
         rejected[row["paper_id"]].append(row)
@@ -136,7 +145,8 @@ def load_cards(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]) -> list
                          items=tuple(item.item for item in mine))
         cards.append(ReviewCard(card=card, items=mine, rejected=tuple(rejected[paper_id]),
                                 conflicts=tuple(conflicted[paper_id]),
-                                reviewed_version=versions.get((paper_id, "paper", ""), 0)))
+                                reviewed_version=versions.get((paper_id, "paper", ""), 0),
+                                custom_types=custom))
     return cards
 
 
