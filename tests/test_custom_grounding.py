@@ -7,16 +7,19 @@ httpx2.MockTransport), not a model."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import httpx2
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.domain.custom import ground_custom
 from papersift.extract.domain.fields import FieldSet
 from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.schemas import PaperDraft
 from papersift.schemas.fields import Choice, CustomField
 from papersift.testing.mock import KeyedDrafts
 from papersift.warehouse.query import run_sql
@@ -112,3 +115,17 @@ def test_a_wrong_typed_user_field_never_fails_the_paper(tmp_path: Path) -> None:
                        ).rows[0][0]
     assert "setting: expected one value, got a list of 2" in rejected
     assert "baselines: expected text, got true/false" in rejected
+
+
+def test_the_lenient_draft_sends_exactly_the_users_schema() -> None:
+    """The draft class that lets wrong types through to grounding has, byte for byte,
+    the JSON schema of the user's own model added to PaperDraft: requests (and cache
+    keys) are what they were."""
+    spec = importlib.util.spec_from_file_location("my_fields_for_test", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    strict = create_model("PaperDraft", __base__=PaperDraft,  # type: ignore[call-overload]
+                          **{n: (i.annotation, i) for n, i in module.MyFields.model_fields.items()})
+    assert json.dumps(FieldSet(module.MyFields).draft_model.model_json_schema()) == \
+        json.dumps(strict.model_json_schema())

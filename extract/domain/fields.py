@@ -24,15 +24,16 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, WithJsonSchema, create_model
+from pydantic import BaseModel
 
 from papersift.errors import PapersiftError
 from papersift.extract.domain.artifacts import DETECTION_VERSION, detect_artifacts
 from papersift.extract.domain.assemble import Assembled, Found, assemble, result_numbers
 from papersift.extract.domain.custom import ground_custom
 from papersift.extract.domain.grounding import Alignment
+from papersift.extract.domain.user_draft import user_draft
 from papersift.prompts import Prompt
 from papersift.schemas import PaperDraft, draft_json_schema, schema_version
 from papersift.schemas.fields import (
@@ -114,7 +115,7 @@ class FieldSet:
         self.custom: tuple[CustomField, ...] = custom
         self.source = source
         self.draft_model: type[PaperDraft] = (
-            PaperDraft if schema is None else _lenient_draft(json.dumps(schema, sort_keys=True)))
+            PaperDraft if schema is None else user_draft(json.dumps(schema)))
 
     @classmethod
     def from_declaration(cls, declaration: dict[str, Any] | None) -> FieldSet:
@@ -193,33 +194,6 @@ class FieldSet:
 @functools.cache
 def _user_version(base: str, user: str) -> str:
     return content_hash({"draft_and_stored": base, "user_fields": user})
-
-
-@functools.cache
-def _lenient_draft(schema_json: str) -> type[PaperDraft]:
-    """The draft model with the user's fields added, built from their JSON schema (once
-    per process): each field takes any JSON value, so a wrong-typed answer reaches
-    grounding (which coerces or refuses it item by item) instead of failing the paper,
-    while the model's JSON schema, and so every request, stays the user's."""
-    schema = json.loads(schema_json)
-    required = list(schema.get("required", []))
-    extra: dict[str, Any] = {}
-    for name, prop in schema.get("properties", {}).items():
-        extra[name] = (Annotated[Any, WithJsonSchema(prop)], None)
-
-    def keep_required(document: dict[str, Any]) -> None:
-        document["required"] = [*document.get("required", []), *required]
-        if schema.get("$defs"):
-            document.setdefault("$defs", {}).update(schema["$defs"])
-        for name in extra:
-            document["properties"][name].pop("default", None)
-
-    base = type("PaperDraft", (PaperDraft,), {
-        "__module__": PaperDraft.__module__,
-        "model_config": ConfigDict(**{**PaperDraft.model_config,
-                                      "json_schema_extra": keep_required})})
-    return create_model(
-        "PaperDraft", __base__=base, __module__=PaperDraft.__module__, **extra)
 
 
 def stated_numbers(text: str) -> list[str]:
