@@ -93,3 +93,32 @@ def test_a_user_field_menu_filters_the_cards_in_a_browser(browser: Any, fields_d
     assert browser.execute_script(visible) == 1
     browser.find_element(By.ID, "reset").click()
     assert browser.execute_script(visible) == 2
+
+
+def test_the_cli_runs_the_example_against_the_simulator_into_papers_csv(
+        tmp_path: Path) -> None:
+    """`papersift run --fields` through the real CLI and the LABELLED SIMULATOR (it answers
+    a request's added properties by their JSON type), then `export`: the wide table
+    carries the example's columns."""
+    from click.testing import CliRunner
+
+    from papersift.extract.interface.cli import cli
+    from papersift.testing.sim import SimConfig, SimEndpoint
+    from tests.test_custom_fields import RETRIEVAL, TABULAR
+
+    corpus = tmp_path / "a.txt"
+    corpus.write_text(f"{RETRIEVAL}\n\n{TABULAR}\n", encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    with SimEndpoint(SimConfig()) as sim:
+        ran = CliRunner().invoke(cli, ["run", str(corpus), "--db", str(db), "--base-url",
+                                       sim.base_url, "--model", "sim", "--mode", "json_schema",
+                                       "--fields", str(EXAMPLE)])
+    assert ran.exit_code == 0, ran.output
+    out = tmp_path / "out"
+    assert CliRunner().invoke(cli, ["export", "--db", str(db), "--format", "csv",
+                                    "--out", str(out)]).exit_code == 0
+    with (out / "papers.csv").open(encoding="utf-8") as handle:
+        rows = {row["text"][:10]: row for row in csv.DictReader(handle)}
+    assert rows[RETRIEVAL[:10]]["custom_setting"] == "reinforcement"
+    assert rows[RETRIEVAL[:10]]["custom_baselines"] == "FlowNet"
+    assert rows[RETRIEVAL[:10]]["custom_model_sizes"] == ""  # 'FlowNet': no number, refused

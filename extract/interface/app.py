@@ -155,8 +155,6 @@ def _extract_jobs(
     if settings.batch is not None and settings.max_cost is not None:
         raise BatchError("--max-cost paces live requests; a batch is priced before it is "
                          "sent: check it with --batch --dry-run instead")
-    if settings.batch is not None and fields.custom:
-        raise BatchError("--fields runs live requests only; drop --batch for this run")
     gate = request_gate(settings, plan.endpoint)
     # Keys only: no connection is made by building a client.
     keys_only = Extractor(plan.endpoint, prompt, max_reasks=_reasks(settings, plan.endpoint),

@@ -26,7 +26,6 @@ from papersift.extract.access.extractor import (
     is_json_error,
 )
 from papersift.extract.access.llm import MODES, CallRecord, redact
-from papersift.schemas import PaperDraft
 from papersift.warehouse.batches import BatchRecord, BatchRequest
 
 BATCH_URL: Final = "/v1/chat/completions"
@@ -94,6 +93,7 @@ class ResultReader:
 
     def __init__(self, extractor: Extractor, response_model: type[Any]) -> None:
         self.endpoint = extractor.endpoint
+        self.draft_model = extractor.fields.draft_model  # with the run's user fields
         self.response_model = response_model
         self.secrets = (self.endpoint.api_key,) if self.endpoint.api_key else ()
 
@@ -154,7 +154,7 @@ class ResultReader:
         if text is None:
             return "no_answer", str(error)
         try:
-            PaperDraft.model_validate_json(text)
+            self.draft_model.model_validate_json(text)
         except ValidationError as last_error:
             reason = "invalid_json" if is_json_error(last_error) else "schema_violation"
             return reason, str(last_error)
