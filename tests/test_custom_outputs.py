@@ -122,3 +122,35 @@ def test_the_cli_runs_the_example_against_the_simulator_into_papers_csv(
     assert rows[RETRIEVAL[:10]]["custom_setting"] == "reinforcement"
     assert rows[RETRIEVAL[:10]]["custom_baselines"] == "FlowNet"
     assert rows[RETRIEVAL[:10]]["custom_model_sizes"] == ""  # 'FlowNet': no number, refused
+
+
+def test_search_filters_on_a_user_field(fields_db: Path, tmp_path: Path) -> None:
+    """`papersift search --field NAME=VALUE`: a choice matches its value exactly
+    ('supervised' does not match 'self-supervised'), a name field by containment, and
+    the hits show the user fields' columns; an unknown field is named."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from papersift.extract.interface.cli import cli
+
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(fields_db, db)
+
+    def found(*filters: str) -> list[dict[str, Any]]:
+        args = ["search", "model data", "--db", str(db), "--mode", "keyword", "--format",
+                "json", *[part for given in filters for part in ("--field", given)]]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        return list(json.loads(result.output[result.output.index("["):
+                                             result.output.rindex("]") + 1]))
+
+    assert len(found()) == 2
+    (hit,) = found("setting=self-supervised")
+    assert hit["custom_setting"] == "self-supervised"
+    assert found("setting=supervised") == []
+    (hit,) = found("baselines=retro")
+    assert hit["custom_baselines"] == "BERT; RetroMAE"
+    refused = CliRunner().invoke(cli, ["search", "x", "--db", str(db), "--mode", "keyword",
+                                       "--field", "nosuch=1"])
+    assert refused.exit_code != 0 and "no user field nosuch" in refused.output
