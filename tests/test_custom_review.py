@@ -95,3 +95,47 @@ def test_an_edited_name_points_at_its_new_mention(client: TestClient) -> None:
     assert edited["value"] == "RetroMAE"  # as the abstract writes it
     assert text[edited["mention_start"]:edited["mention_end"]] == "RetroMAE"
     assert edited["origin"] == "corrected"
+
+
+def test_a_reviewed_papers_user_fields_reach_the_fewshot_pool(tmp_path: Path) -> None:
+    """`corrections pool` answers the user fields as corrected and grounded; a run with
+    the same fields is shown them, a run without fields is not (its examples are cut to
+    its own draft)."""
+    import json
+
+    import httpx2
+
+    from papersift.extract.interface.app import RunSettings, run_inputs
+    from papersift.extract.interface.corrections import write_pool
+    from papersift.warehouse import connect
+    from papersift.warehouse.corrections import Review, mark_reviewed, set_status
+    from tests.test_custom_fields import ENDPOINT, TABULAR
+
+    _run(tmp_path, fake_fields_model(), EXAMPLE)
+    db = tmp_path / "w.duckdb"
+    con = connect(db)
+    try:
+        flownet = con.execute("SELECT paper_id FROM papers WHERE text LIKE 'We propose%'"
+                              ).fetchone()[0]
+        set_status(con, flownet, "custom-baselines", "bert", "reject",
+                   Review("ann", 0, "not compared"))
+        mark_reviewed(con, flownet, Review("ann", 0))
+    finally:
+        con.close()
+    pool = tmp_path / "pool.json"
+    assert write_pool(db, pool).examples == 1
+    answer = json.loads(pool.read_text(encoding="utf-8"))["examples"][0]["answer"]
+    assert (answer["baselines"], answer["model_sizes"]) == (["RetroMAE"], ["7"])
+    assert (answer["setting"], answer["proves_theory"]) == ("reinforcement", True)
+
+    def shown(fields: Path | None) -> dict[str, object]:
+        model = fake_fields_model()
+        corpus = tmp_path / "tabular.txt"
+        corpus.write_text(TABULAR + "\n", encoding="utf-8")
+        run_inputs([str(corpus)], RunSettings(db=tmp_path / "other.duckdb", fields=fields,
+                                              fewshot_pool=pool, use_cache=False),
+                   transport=httpx2.MockTransport(model), endpoint=ENDPOINT)
+        return json.loads(model.bodies[0]["messages"][2]["content"])  # type: ignore[no-any-return]
+
+    assert shown(EXAMPLE)["setting"] == "reinforcement"
+    assert "setting" not in shown(None) and shown(None)["tasks"] == answer["tasks"]

@@ -15,6 +15,7 @@ from papersift.warehouse.corrections import (
     item_rows,
     reviewed_papers,
 )
+from papersift.warehouse.custom import declared_fields
 from papersift.warehouse.review_state import contribution_types
 from papersift.warehouse.rowdicts import query_dicts
 
@@ -22,7 +23,8 @@ from papersift.warehouse.rowdicts import query_dicts
 def reviewed_extractions(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Each reviewed paper (one with a correction or a reviewed mark), in paper_id order:
     ``paper_id``, ``text``, ``types`` and its corrected items by type (``task``,
-    ``method``, ``benchmark``, ``gain``: rows of the item views, rejected ones left out)."""
+    ``method``, ``benchmark``, ``gain``: rows of the item views, rejected ones left out),
+    and ``custom``: its user fields' corrected items, by field name."""
     ids = reviewed_papers(con)
     if not ids:
         return []
@@ -30,6 +32,7 @@ def reviewed_extractions(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]
                              "paper_id)", [ids]).fetchall())
     types = contribution_types(con, ids)
     items = {kind: item_rows(con, kind, ids) for kind in ITEM_TYPES}
+    custom = [row for spec in declared_fields(con) for row in item_rows(con, spec.item_type, ids)]
     papers = []
     for paper_id in ids:
         if paper_id not in texts:
@@ -38,6 +41,10 @@ def reviewed_extractions(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]
                                  "types": types.get(paper_id, [])}
         for kind in ITEM_TYPES:
             paper[kind] = [row for row in items[kind] if row["paper_id"] == paper_id]
+        paper["custom"] = {}
+        for row in custom:
+            if row["paper_id"] == paper_id:
+                paper["custom"].setdefault(row["field"], []).append(row)
         papers.append(paper)
     return papers
 

@@ -57,7 +57,7 @@ from papersift.extract.runs.pipeline import (
     new_run_id,
 )
 from papersift.prompts import DEFAULT_PROMPT, Prompt, load_prompt
-from papersift.prompts.pool import load_pool, with_pool
+from papersift.prompts.pool import answering, load_pool, with_pool
 from papersift.warehouse import Warehouse, reads
 from papersift.warehouse.batches import get_batch, requests_of
 from papersift.warehouse.custom import record_custom_fields
@@ -132,8 +132,8 @@ def _extract_jobs(
 ) -> RunSummary:
     """Extract the jobs; ``endpoint`` replaces the one ``settings`` describe (tests)."""
     plan = EndpointPlan(endpoint) if endpoint is not None else plan_endpoint(settings.endpoint)
-    prompt = run_prompt(settings)
     fields = run_fields(settings)
+    prompt = run_prompt(settings, fields)
 
     def make_extractor(live_endpoint: Endpoint) -> Extractor:
         wire = transport
@@ -187,12 +187,14 @@ def _extract_jobs(
         keys_only.close()
 
 
-def run_prompt(settings: RunSettings) -> Prompt:
-    """The prompt a run sends: the named one, with the few-shot pool if one is given."""
+def run_prompt(settings: RunSettings, fields: FieldSet = DEFAULT_FIELDS) -> Prompt:
+    """The prompt a run sends: the named one, with the few-shot pool if one is given (its
+    answers cut to the run's fields: the draft's own and the user's)."""
     prompt = load_prompt(settings.prompt)
     if settings.fewshot_pool is None:
         return prompt
-    return with_pool(prompt, load_pool(settings.fewshot_pool))
+    keys = {*fields.draft_model.model_fields}
+    return with_pool(prompt, answering(load_pool(settings.fewshot_pool), keys))
 
 
 def run_fields(settings: RunSettings) -> FieldSet:
@@ -453,8 +455,9 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
 
     check_inputs(inputs)
     plan = plan_endpoint(settings.endpoint)
-    keys_only = Extractor(plan.endpoint, run_prompt(settings), max_reasks=0,
-                          fields=run_fields(settings))
+    fields = run_fields(settings)
+    keys_only = Extractor(plan.endpoint, run_prompt(settings, fields), max_reasks=0,
+                          fields=fields)
     con = (connect(settings.db, read_only=True)
            if settings.use_cache and settings.db.exists() else None)
     abstracts = skipped = cached = 0

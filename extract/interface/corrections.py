@@ -11,6 +11,7 @@ from pathlib import Path
 from papersift.extract.domain.fewshot import ExampleResult, example_answer
 from papersift.prompts.pool import pool_document
 from papersift.warehouse.corrections import CorrectionError, export_corrections
+from papersift.warehouse.custom import declared_fields
 from papersift.warehouse.db import connect
 from papersift.warehouse.reviewed import gold_from_corrections, reviewed_extractions
 
@@ -65,12 +66,13 @@ def write_pool(db: Path, out: Path) -> PoolReport:
     con = connect(db, read_only=True)
     try:
         papers = reviewed_extractions(con)
+        fields = declared_fields(con)
     finally:
         con.close()
     if not papers:
         raise CorrectionError(f"{db}: no reviewed papers yet: review some in `papersift "
                               "serve` first")
-    results = [example_answer(paper) for paper in papers]
+    results = [example_answer(paper, fields) for paper in papers]
     texts = {str(paper["paper_id"]): str(paper["text"]) for paper in papers}
     examples = [{"abstract": texts[r.paper_id], "answer": r.answer}
                 for r in results if r.answer is not None]
