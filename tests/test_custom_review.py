@@ -139,3 +139,14 @@ def test_a_reviewed_papers_user_fields_reach_the_fewshot_pool(tmp_path: Path) ->
 
     assert shown(EXAMPLE)["setting"] == "reinforcement"
     assert "setting" not in shown(None) and shown(None)["tasks"] == answer["tasks"]
+
+
+def test_reviewed_user_fields_are_gold_for_eval(client: TestClient) -> None:
+    """/api/gold carries a reviewed paper's user fields as corrected."""
+    setting = _flownet(client, "custom-setting")
+    assert _post(client, setting, action="edit",
+                 changes={"value": "self-supervised"}).status_code == 201
+    gold = client.get("/api/gold").json()
+    (paper,) = [p for p in gold["papers"] if p["paper_id"] == setting["paper_id"]]
+    assert paper["custom"]["setting"] == ["self-supervised"]
+    assert paper["custom"]["baselines"] == ["BERT", "RetroMAE"]

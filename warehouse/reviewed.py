@@ -65,6 +65,11 @@ def gold_from_corrections(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
              for kind in ITEM_TYPES}
     types = query_dicts(con, "SELECT paper_id, type FROM contribution_types "
                        "WHERE list_contains(?, paper_id) ORDER BY idx", [ids])
+    # a user field's reviewed values; a choice or flag is a classification, gold as it
+    # stands even where no words of the abstract say it
+    declared = declared_fields(con)
+    custom = [row for spec in declared for row in item_rows(con, spec.item_type, ids)
+              if spec.grounding in ("choice", "flag") or _grounded(row)]
     papers = []
     for paper_id in ids:
         def of(kind: str, pid: str = paper_id) -> list[dict[str, Any]]:
@@ -81,6 +86,10 @@ def gold_from_corrections(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
                            for row in of("benchmark")],
             "gains": [{"metric": row["metric"], "value": row["value"], "unit": row["unit"]}
                       for row in of("gain")],
+            **({"custom": {spec.name: [row["value"] for row in custom
+                                       if row["paper_id"] == paper_id
+                                       and row["field"] == spec.name] for spec in declared}}
+               if declared else {}),
         })
     return {"format": "papersift-gold/1", "source": "papersift corrections",
             "annotated_by": "reviewers, through papersift serve", "papers": papers}
