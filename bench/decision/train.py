@@ -43,6 +43,10 @@ RANDOM = REPO / "bench/gold/random1"
 RANDOM_DRAFTS = RANDOM / "drafts.qwen2.5-coder-1.5b.jsonl"
 BUNDLED_DRAFTS = REPO / "bench/gold/neurips-2026.drafts.qwen2.5-coder-1.5b.jsonl"
 BUNDLED_GOLD = REPO / "bench/gold/neurips-2026.gold.json"
+# The famous hand-picked sets: their tune halves train, their held-out halves are reported
+# apart from the random set's.
+FAMOUS = tuple(REPO / "bench/gold" / name for name in ("dev", "dev2", "dev3"))
+DRAFTS_NAME = "drafts.qwen2.5-coder-1.5b.jsonl"
 # Everything the decision scores every candidate with, the untrained starting point.
 LOOSE = Weights(bias=0.0, weights={}, keep_at=0.0, flag_at=0.0, version="loose")
 
@@ -211,6 +215,11 @@ def main() -> int:
                                            _conference_of(RANDOM / "abstracts.jsonl"))
     bundled_found, bundled_counts = examples(BUNDLED_DRAFTS, BUNDLED_GOLD, "bundled")
     found, counts = random_found + bundled_found, {**random_counts, **bundled_counts}
+    famous = [folder for folder in FAMOUS if (folder / DRAFTS_NAME).exists()]
+    for folder in famous:
+        more, more_counts = examples(folder / DRAFTS_NAME, folder / "tune.gold.json",
+                                     folder.name)
+        found, counts = found + more, {**counts, **more_counts}
     weights, report = train(FEATURES, args.min_precision, args.flag_precision, found, counts)
     print(json.dumps(report, indent=1))
     print(f"keep at {weights.keep_at}, flag at {weights.flag_at}")
@@ -218,6 +227,12 @@ def main() -> int:
     print("held-out, before:", headline(regrade(RANDOM_DRAFTS, heldout, load_weights())))
     print("held-out, trained:", headline(regrade(RANDOM_DRAFTS, heldout, weights)))
     print("bundled, trained:", headline(regrade(BUNDLED_DRAFTS, BUNDLED_GOLD, weights)))
+    for folder in famous:
+        for label, chosen in (("before", load_weights()), ("trained", weights)):
+            figures = headline(regrade(folder / DRAFTS_NAME, folder / "heldout.gold.json",
+                                       chosen))
+            print(f"{folder.name} held-out, {label}:",
+                  {k: v for k, v in figures.items() if k.startswith("methods")})
     if args.ablation:
         for group, members in FEATURE_GROUPS.items():
             kept = tuple(n for n in FEATURES if n not in members)

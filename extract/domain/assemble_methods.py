@@ -23,8 +23,10 @@ from papersift.extract.domain.method_candidates import (
     defined_in_proposals,
     listed_as_part,
     part_of_another,
+    parts_of_own,
     proposal_mention,
     spelled_out,
+    variants_of_own,
 )
 from papersift.extract.domain.method_decision import Decision, Weights, decide, load_weights
 from papersift.extract.domain.name_rules import (
@@ -62,6 +64,24 @@ def _keys(surface: str, expansion: str | None, aliases: list[str]) -> set[str]:
     return {name_key(surface), name_key(expansion or ""), *map(name_key, aliases)} - {""}
 
 
+# Words that may stand right before a name without making it part of a phrase.
+_FREE_BEFORE = frozenset({"the", "a", "an", "our", "we", "propose", "proposes", "introduce",
+                          "introduces", "present", "presents", "called", "named", "dubbed",
+                          "termed", "and", "or", "of", "with", "by", "to", "in", "on", "for",
+                          "from", "as", "is", "are", "that", "which", "via", "using", "new",
+                          "novel", "proposed", "this", "its", "their"})
+
+
+def _inside_a_phrase(text: str, start: int, end: int) -> bool:
+    """A capitalised word in the middle of a lowercase phrase: 'Shapley' in
+    'counterfactual Shapley values', 'Bayesian' in 'a generalized Bayesian framework'."""
+    before = re.search(r"([A-Za-z-]+)[*_\s]*$", text[max(0, start - 30):start])
+    after = re.match(r"[*_}\s]*([A-Za-z-]+)", text[end:end + 30])
+    return " " not in text[start:end].strip() and before is not None and after is not None \
+        and before.group(1).islower() and before.group(1) not in _FREE_BEFORE \
+        and after.group(1).islower() and after.group(1) not in _FREE_BEFORE
+
+
 def _described(text: str, spans: list[tuple[int, int]], start: int, end: int,
                level: int, hits: list[str], reads: str, title: str | None) -> dict[str, float]:
     """The features of a mention that do not depend on the other candidates."""
@@ -76,6 +96,7 @@ def _described(text: str, spans: list[tuple[int, int]], start: int, end: int,
         "reads_as_name": reads == "named", "one_word": reads == "one_word",
         "description": reads == "description", "acronym": looks_like_acronym(surface),
         "long": len(surface.split()) > 4,
+        "inside_a_phrase": _inside_a_phrase(text, start, end),
         "no_objection": not hits,
         **{f"rule:{rule}": True for rule in hits},
     }
@@ -121,43 +142,63 @@ def _drafted(draft: PaperDraft, text: str, spans: list[tuple[int, int]], rejecte
     return candidates
 
 
+def _add_found(candidates: list[_Candidate], text: str, spans: list[tuple[int, int]],
+               benchmark_keys: set[str], title: str | None, start: int, end: int,
+               feature: str, level: int, expansion: str | None = None) -> None:
+    """Add a name code found (with ``feature`` saying how), or give the feature to the
+    candidate that already holds it."""
+    surface = text[start:end]
+    aliases: list[str] = []
+    if expansion is None:
+        expansion, aliases = _named_forms(surface, text, end)
+    keys = _keys(surface, expansion, aliases)
+    if keys & benchmark_keys:
+        return
+    same = next((c for c in candidates if keys & c.keys), None)
+    if same is not None:
+        same.features[feature] = 1.0
+        return
+    sentence = sentence_of(spans, start, end)
+    hits = method_rule_hits(text, sentence, (start, end), start, end, proposed=level == 2)
+    if "url" in hits:
+        return
+    features = _described(text, spans, start, end, level, hits,
+                          how_it_reads(text, start, end), title)
+    features.update({"from_code": 1.0, feature: 1.0})
+    if feature == "listed_part":
+        features["part_of_own"] = 1.0
+    low, high = evidence_window(text, sentence, (start, end))
+    candidates.append(_Candidate(
+        Method(name=surface, expansion=expansion, aliases=aliases, evidence=text[low:high]),
+        Found("exact", start, end, (low, high)), level, keys, features))
+
+
 def _found_by_code(candidates: list[_Candidate], text: str, spans: list[tuple[int, int]],
                    benchmark_keys: set[str], title: str | None) -> None:
-    """Add the coined names after a proposal verb and the acronyms a proposal sentence
-    defines; one the model also gave gains the feature instead."""
-    found: list[tuple[int, int, str | None, str]] = [
-        (start, end, None, "coined_after_verb") for start, end in coined_proposals(text, spans)
-        if not named_as_resource(text, start, end)]
-    found += [(start, end, spelled or None, "defined_in_proposal")
-              for _, start, end, spelled in defined_in_proposals(text, spans)]
-    for start, end, given, feature in found:
-        surface = text[start:end]
-        expansion, aliases = (given, []) if given else _named_forms(surface, text, end)
-        keys = _keys(surface, expansion, aliases)
-        if keys & benchmark_keys:
-            continue
-        same = next((c for c in candidates if keys & c.keys), None)
-        if same is not None:
-            same.features[feature] = 1.0
-            continue
-        sentence = sentence_of(spans, start, end)
-        hits = method_rule_hits(text, sentence, (start, end), start, end, proposed=True)
-        if "url" in hits:
-            continue
-        features = _described(text, spans, start, end, 2, hits,
-                              how_it_reads(text, start, end), title)
-        features.update({"from_code": 1.0, feature: 1.0})
-        low, high = evidence_window(text, sentence, (start, end))
-        method = Method(name=surface, expansion=expansion, aliases=aliases,
-                        evidence=text[low:high])
-        candidates.append(_Candidate(method, Found("exact", start, end, (low, high)), 2,
-                                     keys, features))
+    """Add what code finds besides the model: coined names after a proposal verb,
+    acronyms a proposal sentence defines, then the named parts of the paper's own method
+    and its sizes and variants (the model often leaves those out)."""
+    for start, end in coined_proposals(text, spans):
+        if not named_as_resource(text, start, end):
+            _add_found(candidates, text, spans, benchmark_keys, title, start, end,
+                       "coined_after_verb", 2)
+    for _, start, end, spelled in defined_in_proposals(text, spans):
+        _add_found(candidates, text, spans, benchmark_keys, title, start, end,
+                   "defined_in_proposal", 2, spelled or None)
+    own = [form for c in candidates if c.level == 2
+           for form in (c.method.name, c.method.expansion or "") if form]
+    if not own:
+        return
+    for start, end in parts_of_own(text, spans, own):
+        _add_found(candidates, text, spans, benchmark_keys, title, start, end, "listed_part", 1)
+    for start, end in variants_of_own(text, own):
+        _add_found(candidates, text, spans, benchmark_keys, title, start, end,
+                   "variant_of_own", 2)
 
 
-def _relations(candidates: list[_Candidate], text: str, spans: list[tuple[int, int]],
-               benchmark_keys: set[str]) -> None:
+def _relations(candidates: list[_Candidate], text: str, spans: list[tuple[int, int]]) -> None:
     """The features that depend on the other candidates: a part of the paper's method, a
-    name weaker than the paper's own, part of a longer name, also a benchmark."""
+    name weaker than the paper's own."""
     own = [c.method for c in candidates if c.level == 2]
     for candidate in candidates:
         if own and candidate.level == 0 and listed_as_part(text, spans, candidate.where.start, own):
@@ -165,18 +206,32 @@ def _relations(candidates: list[_Candidate], text: str, spans: list[tuple[int, i
             candidate.features.pop("proposal_sentence", None)
             candidate.features["part_of_own"] = 1.0
     strongest = max((c.level for c in candidates), default=0)
-    methods = [c.method for c in candidates]
     for candidate in candidates:
-        related = {
-            "weaker_than_own": candidate.level < min(strongest, 1),
-            "part_of_longer": part_of_another(candidate.method, methods, text),
-            "also_benchmark": bool(candidate.keys & benchmark_keys),
-        }
-        candidate.features.update({name: 1.0 for name, on in related.items() if on})
-        objections = {"description", "one_word", *related} | {
+        if candidate.level < min(strongest, 1):
+            candidate.features["weaker_than_own"] = 1.0
+        objections = {"description", "one_word", "weaker_than_own"} | {
             name for name in candidate.features if name.startswith("rule:")}
-        if not objections & {n for n, v in candidate.features.items() if v}:
+        if not objections & set(candidate.features):
             candidate.features["rules_keep"] = 1.0
+
+
+def _merged(candidates: list[_Candidate], text: str, rejected: list[str],
+            benchmark_keys: set[str]) -> list[_Candidate]:
+    """Candidates that are not another item under a part of its name: a fragment of a
+    longer candidate's name ('Thompson' beside 'Nested Causal Thompson Sampling') or a
+    name already stored as a benchmark. These are the same thing named twice, not a
+    judgement of what kind of name it is, so they are merged here rather than weighed."""
+    methods = [c.method for c in candidates]
+    kept = []
+    for candidate in candidates:
+        name = candidate.method.name
+        if candidate.keys & benchmark_keys:
+            rejected.append(f"method {name!r}: also listed as a benchmark")
+        elif part_of_another(candidate.method, methods, text):
+            rejected.append(f"method {name!r}: part of a longer name")
+        else:
+            kept.append(candidate)
+    return kept
 
 
 def method_candidates(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
@@ -186,7 +241,8 @@ def method_candidates(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
     """Every grounded name that may be the paper's own method, with its features."""
     candidates = _drafted(draft, text, spans, rejected, headline, title)
     _found_by_code(candidates, text, spans, benchmark_keys, title)
-    _relations(candidates, text, spans, benchmark_keys)
+    candidates = _merged(candidates, text, rejected, benchmark_keys)
+    _relations(candidates, text, spans)
     return candidates
 
 

@@ -178,3 +178,47 @@ def _parts_after_proposal(text: str, spans: list[tuple[int, int]], seen: set[str
     return parts
 
 
+
+
+# A name in a list of parts: title-case words ('Review Extractor'), a coined word with
+# inner capitals or digits ('GraphMixer'), or an acronym; at most five words.
+_PART_NAME = re.compile(
+    r"(?<![\w-])((?:[A-Z][a-z0-9]+[-\s]){1,4}[A-Z][a-z0-9]+|[A-Za-z]*[A-Z][a-z]+[A-Z][\w-]*|"
+    r"[A-Z][A-Z0-9-]{1,10}[A-Za-z0-9]*)(?![\w-])")
+# Right after one of the paper's own names: a size or a variant ('X-7B', 'X-Large', 'X v2').
+_VARIANT_AFTER = re.compile(
+    r"^(?:-|\s)(\d+(?:\.\d+)?[BMK]|Large|Base|Small|Tiny|Lite|Mini|Pro|Plus|Max|Ultra|"
+    r"XL|XXL|[LSMBH]|[vV]\d+(?:\.\d+)?|\d+)(?![\w])")
+
+
+def parts_of_own(text: str, spans: list[tuple[int, int]], own: list[str]) -> list[
+        tuple[int, int]]:
+    """Names listed in a sentence that says what one of the paper's own methods is made
+    of, after its cue ('X consists of three components: a Review Extractor, ...'); not
+    the own names, established methods or metrics, and not after words that mark
+    existing work."""
+    found = []
+    for begin, end in spans:
+        sentence = text[begin:end]
+        cue = _COMPOSITION.search(sentence)
+        if cue is None or not any(whole_word(n).search(sentence) for n in own if n):
+            continue
+        for match in _PART_NAME.finditer(text, begin + cue.end(), end):
+            name = match.group(1)
+            if name in own or established_method(name) or known_metric(name) \
+                    or baseline_before(text, match.start(1)) or len(name) < 3:
+                continue
+            found.append((match.start(1), match.end(1)))
+    return found
+
+
+def variants_of_own(text: str, own: list[str]) -> list[tuple[int, int]]:
+    """The sizes and variants the abstract names of one of the paper's own methods
+    ('PathFormer-L', 'Kraken-7B'): the whole name, own name and suffix."""
+    found = []
+    for name in own:
+        for match in whole_word(name).finditer(text):
+            suffix = _VARIANT_AFTER.match(text[match.end():match.end() + 12])
+            if suffix is not None:
+                found.append((match.start(), match.end() + suffix.end()))
+    return found

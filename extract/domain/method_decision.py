@@ -40,6 +40,8 @@ FEATURE_GROUPS: dict[str, dict[str, str]] = {
         "coined_after_verb": "code found it as a coined name right after a proposal verb",
         "defined_in_proposal": "a proposal sentence defines it as an acronym",
         "part_of_own": "a sentence lists it as a part of the paper's method",
+        "listed_part": "code found it in a list of the parts of the paper's method",
+        "variant_of_own": "a size or variant of the paper's own method ('X-7B')",
         "weaker_than_own": "other names are presented as the paper's own and this one is not",
         "background_only": "every mention sits in the background sentences",
         "repeated": "the abstract names it more than once",
@@ -50,10 +52,7 @@ FEATURE_GROUPS: dict[str, dict[str, str]] = {
         "description": "plain words, a description",
         "acronym": "an acronym",
         "long": "more than four words",
-    },
-    "structure": {
-        "also_benchmark": "it is also listed as a benchmark",
-        "part_of_longer": "it is part of a longer name that is also a candidate",
+        "inside_a_phrase": "one word inside a lowercase phrase ('counterfactual X values')",
     },
     "rules": {"no_objection": "no wording rule speaks against it",
               "rules_keep": "the hand-written rules alone would keep it",
@@ -66,10 +65,10 @@ FEATURES: tuple[str, ...] = tuple(name for group in FEATURE_GROUPS.values() for 
 # have); the others are free.
 FOR: frozenset[str] = frozenset({
     "strictly_proposed", "named_in_title", "in_title_words", "coined_after_verb",
-    "defined_in_proposal", "part_of_own", "repeated", "reads_as_name", "no_objection",
-    "rules_keep"})
+    "defined_in_proposal", "part_of_own", "listed_part", "variant_of_own", "repeated",
+    "reads_as_name", "no_objection", "rules_keep"})
 AGAINST: frozenset[str] = frozenset({
-    "weaker_than_own", "background_only", "description", "also_benchmark", "part_of_longer",
+    "weaker_than_own", "background_only", "description", "inside_a_phrase",
     *(name for name in FEATURE_GROUPS["rules"] if name.startswith("rule:"))})
 EXPLAINED: dict[str, str] = {name: text for group in FEATURE_GROUPS.values()
                              for name, text in group.items()}
