@@ -22,8 +22,8 @@ from papersift.extract.access.extractor import Extractor
 from papersift.extract.access.limits import RequestGate, approx_tokens
 from papersift.extract.access.llm import Endpoint, RetryPolicy, build_client
 from papersift.extract.access.recording import recording_transport
-from papersift.extract.domain.eval_errors import EvalDetails, details
-from papersift.extract.domain.evaluate import Evaluation, GoldError, evaluate, load_gold
+from papersift.extract.domain.eval_errors import EvalDetails
+from papersift.extract.domain.evaluate import Evaluation, GoldError, load_gold
 from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, load_fields, prompt_for
 from papersift.extract.domain.ingest import (
     DEFAULT_CHUNK_PAPERS,
@@ -44,6 +44,7 @@ from papersift.extract.runs.batch import (
     prepare_request,
 )
 from papersift.extract.runs.canon import entities_after_run
+from papersift.extract.runs.evaluation import details, evaluate
 from papersift.extract.runs.pipeline import (
     IngestReport,
     Job,
@@ -61,7 +62,7 @@ from papersift.prompts.pool import load_pool, with_pool
 from papersift.warehouse import Warehouse, reads
 from papersift.warehouse.batches import get_batch, requests_of
 from papersift.warehouse.custom import create_custom_views
-from papersift.warehouse.db import remove_empty
+from papersift.warehouse.db import remove_empty, schema_names
 
 
 @dataclass(frozen=True)
@@ -198,8 +199,11 @@ def run_prompt(settings: RunSettings) -> Prompt:
 
 
 def run_fields(settings: RunSettings) -> FieldSet:
-    """The fields a run extracts: the built-in ones, plus the user's fields file's."""
-    return load_fields(settings.fields) if settings.fields is not None else DEFAULT_FIELDS
+    """The fields a run extracts: the built-in ones, plus the user's fields file's (whose
+    names may not be the warehouse's tables and views)."""
+    if settings.fields is None:
+        return DEFAULT_FIELDS
+    return load_fields(settings.fields, reserved=schema_names())
 
 
 def request_gate(settings: RunSettings, endpoint: Endpoint) -> RequestGate:
@@ -367,7 +371,7 @@ def evaluate_run(db: Path, gold_file: Path, run_id: str | None = None,
     ``only`` restricts the gold file to those paper ids."""
     gold = load_gold(gold_file, only)
     with Warehouse(db, create=False) as warehouse:
-        return evaluate(warehouse.con, gold, run_id)
+        return evaluate(warehouse, gold, run_id)
 
 
 def compare_runs(db: Path, gold_file: Path, run_ids: Sequence[str],
@@ -375,7 +379,7 @@ def compare_runs(db: Path, gold_file: Path, run_ids: Sequence[str],
     """Score several runs on the same gold file, for a side-by-side table."""
     gold = load_gold(gold_file, only)
     with Warehouse(db, create=False) as warehouse:
-        return [evaluate(warehouse.con, gold, run_id) for run_id in run_ids]
+        return [evaluate(warehouse, gold, run_id) for run_id in run_ids]
 
 
 def evaluation_details(db: Path, gold_file: Path, run_ids: Sequence[str],
@@ -383,7 +387,7 @@ def evaluation_details(db: Path, gold_file: Path, run_ids: Sequence[str],
     """Each run's false positives and negatives per paper and its figures per source."""
     gold = load_gold(gold_file, only)
     with Warehouse(db, create=False) as warehouse:
-        return [details(warehouse.con, gold, run_id) for run_id in run_ids]
+        return [details(warehouse, gold, run_id) for run_id in run_ids]
 
 
 def paper_ids_from(path: Path) -> list[str]:
