@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from papersift.extract.domain.ingest import ingest
+from papersift.extract.runs.ingest_files import ingest
 from papersift.testing.corpus import CORPUS
 from papersift.testing.expected import expected_outcome
 from papersift.testing.sim import SimEndpoint

@@ -13,8 +13,8 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.cli import cli
+from papersift.extract.runs.ingest_files import ingest
 from papersift.testing.faultcheck import integrity
 from papersift.testing.sim import fault_profile, running
 from papersift.warehouse.db import LOCK_WAIT_ENV

@@ -25,12 +25,7 @@ from papersift.extract.access.recording import recording_transport
 from papersift.extract.domain.eval_errors import EvalDetails
 from papersift.extract.domain.evaluate import Evaluation, GoldError, load_gold
 from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, load_fields, prompt_for
-from papersift.extract.domain.ingest import (
-    DEFAULT_CHUNK_PAPERS,
-    DEFAULT_MAX_CHARS,
-    check_inputs,
-    ingest_stream,
-)
+from papersift.extract.domain.ingest import DEFAULT_CHUNK_PAPERS, DEFAULT_MAX_CHARS, check_inputs
 from papersift.extract.domain.ingest_results import IngestProblem
 from papersift.extract.domain.prices import Pricing, pricing_for
 from papersift.extract.domain.sampling import seeded_sample
@@ -45,6 +40,7 @@ from papersift.extract.runs.batch import (
 )
 from papersift.extract.runs.canon import entities_after_run
 from papersift.extract.runs.evaluation import details, evaluate
+from papersift.extract.runs.ingest_files import ingest_stream
 from papersift.extract.runs.pipeline import (
     IngestReport,
     Job,
