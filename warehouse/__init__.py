@@ -10,11 +10,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from papersift.warehouse.db import WarehouseError, connect, migrate
+    from papersift.warehouse.db import DatabaseError, WarehouseError, connect, migrate
+    from papersift.warehouse.repository import Repository, open_repository
     from papersift.warehouse.store import Warehouse
 
-__all__ = ["Warehouse", "WarehouseError", "connect", "migrate"]
-_HOMES = {"Warehouse": "store", "WarehouseError": "db", "connect": "db", "migrate": "db"}
+__all__ = ["DatabaseError", "Repository", "Warehouse", "WarehouseError", "connect", "migrate",
+           "open_repository"]
+_HOMES = {"Warehouse": "store", "WarehouseError": "db", "connect": "db", "migrate": "db",
+          "DatabaseError": "db", "Repository": "repository", "open_repository": "repository"}
 
 
 def __getattr__(name: str) -> Any:
