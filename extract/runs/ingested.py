@@ -103,9 +103,9 @@ def ingest_into(
 ) -> tuple[IngestResult, IngestReport]:
     """Read the inputs and store their papers and provenance; bad inputs become failure rows."""
     result = ingest(inputs, max_chars=max_chars)
-    before = count_papers(warehouse.con)
+    before = warehouse.run(count_papers)
     warehouse.write(ingest_batch(result, run_id))
-    after = count_papers(warehouse.con)
+    after = warehouse.run(count_papers)
     report = IngestReport(
         files=len(result.files),
         occurrences=result.occurrences,
