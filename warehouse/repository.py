@@ -3,7 +3,8 @@ connection (the import contracts keep duckdb inside warehouse/).
 
 A caller runs the warehouse's own query functions on it, ``repo.run(reads.count_papers)``:
 each is a function of warehouse/ that takes the connection first, so the SQL stays here.
-The test harness (testing/) may read with SQL of its own through ``fetch_all``.
+The test harness (testing/) may read with SQL of its own through ``fetch_all``
+and ``fetch_one``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ class Repository:
     def fetch_all(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         """Every row of a query the test harness writes itself (shipped code uses ``run``)."""
         return self._con.execute(sql, params).fetchall()
+
+    def fetch_one(self, sql: str, params: list[Any] | None = None) -> tuple[Any, ...] | None:
+        """The first row of such a query, or None."""
+        return self._con.execute(sql, params).fetchone()
 
     def close(self) -> None:
         self._con.close()
