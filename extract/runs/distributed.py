@@ -40,7 +40,8 @@ from papersift.extract.access.extractor import Extractor, Failure
 from papersift.extract.access.limits import RequestGate
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.access.recording import Recording, ReplayTransport
-from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, ingest
+from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS
+from papersift.extract.runs.ingest_files import ingest
 from papersift.extract.runs.ingested import ingest_batch
 from papersift.extract.runs.jobs import Job, jobs_from
 from papersift.extract.runs.rows import papersift_version
