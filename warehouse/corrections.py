@@ -1,7 +1,7 @@
 """Reviewers' corrections: append-only rows in ``corrections`` that the item views apply.
 
 Items of user fields are corrected too: their type is ``custom-NAME``, their one
-editable field ``value`` (view corrected_custom, migration 0012).
+editable field ``value`` (view corrected_custom, migration 0013).
 
 An item is named by (paper, type, key); the key comes from the item's content (see
 migration 0006), so a correction outlives the run that produced its item. Every write

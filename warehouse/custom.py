@@ -2,7 +2,7 @@
 and the reads eval makes of the fields beyond the first five.
 
 The items of every user field are rows of ``custom_items`` (migration 0005); a run that
-declares fields stores their declarations in ``custom_fields`` (0012) and gets a view per
+declares fields stores their declarations in ``custom_fields`` (0013) and gets a view per
 field, ``custom_NAME``, holding that field's items of each paper's latest extraction, so
 it is queried like a built-in field's view. Every reader that lists fields (exports, the
 workbook, the report, ``serve``, search) takes the user's from :func:`declared_fields`.

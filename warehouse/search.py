@@ -420,6 +420,20 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS, mark: tuple[str, 
 # --- SQL for users -------------------------------------------------------------------
 
 
+# What `papersift sql` runs on its connection before locking it (query.run_sql's prepare).
+SqlPreparer = Callable[[duckdb.DuckDBPyConnection], None]
+QueryEmbedding = Callable[[], tuple[Callable[[str], list[float]] | None, str | None]]
+
+
+def macros_preparer(embedding: QueryEmbedding) -> SqlPreparer:
+    """A prepare that gives the connection the search macros (prepare_sql); ``embedding()``
+    is asked when the connection opens: ``embed(text)`` and its model id, or (None, None)."""
+    def prepare(con: duckdb.DuckDBPyConnection) -> None:
+        embed_query, model_id = embedding()
+        prepare_sql(con, embed_query, model_id)
+    return prepare
+
+
 def prepare_sql(con: duckdb.DuckDBPyConnection,
                 embed_query: Callable[[str], list[float]] | None, model_id: str | None) -> None:
     """Give a connection ``search_papers(q)`` and ``similar_papers(paper_id)`` table macros.

@@ -21,7 +21,7 @@ import importlib.util
 import inspect
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,6 @@ from papersift.schemas.fields import (
 )
 from papersift.schemas.numbers import number_spans
 from papersift.schemas.paper import content_hash
-from papersift.warehouse.db import schema_names
 
 
 @dataclass(frozen=True)
@@ -93,15 +92,15 @@ class FieldsError(PapersiftError):
 
 class FieldSet:
     """The fields one run extracts: the built-in ones, plus a user's (``--fields``).
-
     A user's fields are data once loaded: their JSON schema and declarations
     (:meth:`declaration`). A FieldSet pickles as that data and is rebuilt from it in a
-    Ray shard or a row worker, where the user's own class cannot be imported."""
+    Ray shard or a row worker, where the user's own class cannot be imported.
+    ``reserved``: other names a field may not take (the warehouse's tables and views,
+    warehouse.db.schema_names, which the caller passes: the domain reads no warehouse)."""
 
     def __init__(self, user_model: type[BaseModel] | None = None,
-                 source: str | None = None) -> None:
-        taken = {*PaperDraft.model_fields, *dir(PaperDraft), *builtin_names(),
-                 *schema_names()}
+                 source: str | None = None, reserved: Collection[str] = ()) -> None:
+        taken = {*PaperDraft.model_fields, *dir(PaperDraft), *builtin_names(), *reserved}
         try:
             custom = custom_fields(user_model, taken) if user_model is not None else ()
         except ValueError as error:
@@ -211,9 +210,10 @@ def _numbers_only(prop: dict[str, Any], numbers: list[str]) -> None:
         target["enum"] = list(numbers)
 
 
-def load_fields(path: str | Path) -> FieldSet:
+def load_fields(path: str | Path, reserved: Collection[str] = ()) -> FieldSet:
     """A user's fields file: a Python file defining one pydantic model whose fields carry
-    a grounding marker (schemas.fields.Name(), Number(), Phrase(), Flag(), Choice())."""
+    a grounding marker (schemas.fields.Name(), Number(), Phrase(), Flag(), Choice());
+    ``reserved`` as for FieldSet."""
     path = Path(path)
     if not path.is_file():
         raise FieldsError(f"no fields file at {path}")
@@ -235,7 +235,7 @@ def load_fields(path: str | Path) -> FieldSet:
         raise FieldsError(f"{path}: define exactly one pydantic model of fields "
                               f"(found {len(models)})")
     try:
-        return FieldSet(models[0], source=str(path))
+        return FieldSet(models[0], source=str(path), reserved=reserved)
     except FieldsError as error:
         raise FieldsError(f"{path}: {error}") from error
 

@@ -41,7 +41,8 @@ from papersift.extract.access.limits import RequestGate
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.access.recording import Recording, ReplayTransport
 from papersift.extract.domain.fields import FieldSet
-from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, ingest
+from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS
+from papersift.extract.runs.ingest_files import ingest
 from papersift.extract.runs.ingested import ingest_batch
 from papersift.extract.runs.jobs import Job, jobs_from
 from papersift.extract.runs.rows import papersift_version
@@ -350,5 +351,5 @@ def merge_into(db: Path, out: Path, run_id: str, *, inputs: Sequence[str] = (),
     declared = FieldSet.from_declaration(fields).custom
     if declared:
         with Warehouse(db) as warehouse:
-            record_custom_fields(warehouse.con, declared)
+            warehouse.run(record_custom_fields, declared)
     return counts

@@ -26,6 +26,7 @@ from papersift.extract.domain.fields import (
     item_rows,
 )
 from papersift.extract.domain.grounding import Alignment, align
+from papersift.extract.domain.method_decision import decisions_json
 from papersift.extract.runs.jobs import UNKNOWN_FAILURE, Job
 from papersift.schemas import ClaimedGain, PaperDraft, PaperExtraction
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_TABLE
@@ -134,6 +135,7 @@ def extraction_rows(
          "items": items, "items_ungrounded": ungrounded,
          "items_rejected": len(assembled.rejected) if assembled is not None else 0,
          "rejected": assembled.rejected if assembled is not None else [],
+         "decisions": decisions_json(assembled.decisions) if assembled is not None else None,
          "created": _now()},
     )
 

@@ -133,8 +133,7 @@ def queue(request: Request, after: str | None = None) -> Response:
 def conflicts_page(request: Request) -> HTMLResponse:
     from papersift.warehouse.corrections import conflicts
 
-    with state_of(request).cursor() as con:
-        found = conflicts(con)
+    found = state_of(request).read(conflicts)
     return _render(request, "conflicts.html.j2", conflicts=found)
 
 
@@ -167,8 +166,8 @@ async def correct(request: Request) -> HTMLResponse:
     message, level, status = None, "", 200
     try:
         body = _correction_of(form, reviewer)
-        with state.cursor() as con:
-            apply_correction(con, body, state.config.reviewer)
+        with state.cursor() as repo:
+            apply_correction(repo, body, state.config.reviewer)
         state.changed(body.paper_id)
     except ValidationError as error:
         message, level, status = f"not saved: {error.errors()[0]['msg']}", "error", 400

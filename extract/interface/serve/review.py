@@ -11,14 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import duckdb
-
 from papersift.extract.domain.assemble import sentence_spans
 from papersift.report.render import abstract_html
 from papersift.warehouse import corrections, review_state
 from papersift.warehouse.corrections import ITEM_TYPES, Mention, editable
 from papersift.warehouse.custom import declared_fields
 from papersift.warehouse.report import FIELDS, Extraction, Item, PaperCard, Source, item_details
+from papersift.warehouse.repository import Repository
 from papersift.warehouse.review_state import SHOWS, counts, find_papers
 
 __all__ = ["SHOWS", "ReviewCard", "ReviewItem", "counts", "find_papers", "load_cards",
@@ -100,34 +99,34 @@ def _report_item(kind: str, row: dict[str, Any]) -> Item:
                 introduced=row.get("introduced") if kind == "benchmark" else None)
 
 
-def load_cards(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]) -> list[ReviewCard]:
+def load_cards(repo: Repository, paper_ids: Sequence[str]) -> list[ReviewCard]:
     """The review cards of these papers, in the order given."""
     ids = list(paper_ids)
     if not ids:
         return []
-    papers = review_state.card_papers(con, ids)
+    papers = repo.run(review_state.card_papers, ids)
     sources: dict[str, list[Source]] = defaultdict(list)
-    for row in review_state.paper_sources(con, ids):
+    for row in repo.run(review_state.paper_sources, ids):
         sources[row["paper_id"]].append(Source(
             file=row["file"], position=row["position"], line=row["line"],
             collection=row["collection"], venue=row["venue"], year=row["year"],
             title=row["title"]))
-    types = review_state.contribution_types(con, ids)
-    versions = corrections.versions(con, ids)
+    types = repo.run(review_state.contribution_types, ids)
+    versions = repo.run(corrections.versions, ids)
     items: dict[str, list[ReviewItem]] = defaultdict(list)
-    custom = tuple(spec.item_type for spec in declared_fields(con))
+    custom = tuple(spec.item_type for spec in repo.run(declared_fields))
     for kind in (*ITEM_TYPES, *custom):
-        for row in corrections.item_rows(con, kind, ids):
+        for row in repo.run(corrections.item_rows, kind, ids):
             items[row["paper_id"]].append(ReviewItem(
                 item=_report_item(kind, row), item_type=kind, item_key=row["item_key"],
                 origin=row["origin"], review=row["review"],
                 version=versions.get((row["paper_id"], kind, row["item_key"]), 0),
                 fields={name: row.get(name) for name in editable(kind)}))
     rejected: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in corrections.rejected_items(con, ids):
+    for row in repo.run(corrections.rejected_items, ids):
         rejected[row["paper_id"]].append(row)
     conflicted: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in corrections.conflicts(con, ids):
+    for row in repo.run(corrections.conflicts, ids):
         conflicted[row["paper_id"]].append(row)
     cards = []
     for paper_id in ids:

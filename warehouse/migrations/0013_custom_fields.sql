@@ -1,4 +1,4 @@
--- 0012: the declarations of user fields (`papersift run --fields`), one row per field,
+-- 0013: the declarations of user fields (`papersift run --fields`), one row per field,
 -- the latest run's declaration kept: what the wide paper table, the report, `serve` and
 -- its corrections, and search read to know a run's own fields (their grounding, values
 -- and cue words), without the user's Python file. Fields stored by runs before this
