@@ -68,7 +68,7 @@ def test_the_proposal_is_kept_and_the_baselines_it_is_compared_with_refused() ->
     result = assemble(PaperDraft.model_validate(DRAFT), ABSTRACT)
     assert [m.name for m in result.extraction.methods] == ["PathFormer"]
     note = next(r for r in result.rejected if "'GraphGPS'" in r)
-    assert note.startswith("method 'GraphGPS': refused (score 0.") and "presented" in note
+    assert note.startswith("method 'GraphGPS': refused (score 0.") and "baseline" in note
 
 
 def test_the_middle_band_is_flagged_not_stored_and_the_thresholds_decide() -> None:
@@ -136,7 +136,7 @@ def test_decisions_are_stored_and_explained(tmp_path: Path) -> None:
     lines = shown.output.splitlines()
     assert lines[1].split()[:1] == ["kept"] and lines[1].endswith("PathFormer")
     assert "a proposal verb introduces it ('we propose X')" in shown.output
-    assert "other names are presented as the paper's own and this one is not" in shown.output
+    assert "a baseline, example or building block, by the words before it" in shown.output
     missing = CliRunner().invoke(cli, ["explain", "no such paper", "--db", str(db)])
     assert missing.exit_code == 1 and "no method decisions for 'no such paper'" in missing.output
     flagged = CliRunner().invoke(cli, ["query", "flagged_methods", "--db", str(db),

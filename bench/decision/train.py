@@ -107,35 +107,48 @@ class Fitted:
         return 1.0 / (1.0 + np.exp(-(matrix @ self.weights + self.bias)))
 
 
-def _fit(found: list[Example], names: tuple[str, ...], strength: float) -> Fitted:
-    """L2-penalised logistic regression (scipy's L-BFGS-B) whose weights keep the signs
-    that method_decision.FOR and AGAINST fix; ``strength`` is the inverse penalty, as C
-    in scikit-learn."""
+# How strongly a hand-written rule spoke before any data: the penalty pulls a rule's
+# weight toward this, not toward zero, so a rule that fires on few training candidates
+# keeps about its old say (a probability cut to about a quarter) unless the data disagree.
+PRIOR_RULE_WEIGHT = -2.0
+
+
+def prior(names: tuple[str, ...], rule_weight: float) -> np.ndarray:
+    return np.array([rule_weight if n.startswith("rule:") else 0.0 for n in names])
+
+
+def _fit(found: list[Example], names: tuple[str, ...], strength: float,
+         rule_weight: float = PRIOR_RULE_WEIGHT) -> Fitted:
+    """Logistic regression (scipy's L-BFGS-B) with an L2 penalty toward the rules' prior
+    weights, keeping the signs that method_decision.FOR and AGAINST fix; ``strength`` is
+    the inverse penalty, as C in scikit-learn."""
     x = _matrix(found, names)
     y = np.array([e.right for e in found], dtype=float)
+    mean = prior(names, rule_weight)
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         z = x @ theta[1:] + theta[0]
         p = 1.0 / (1.0 + np.exp(-z))
-        value = float(np.sum(np.logaddexp(0.0, z) - y * z)
-                      + theta[1:] @ theta[1:] / (2 * strength))
-        grad = np.concatenate([[np.sum(p - y)], x.T @ (p - y) + theta[1:] / strength])
+        pull = theta[1:] - mean
+        value = float(np.sum(np.logaddexp(0.0, z) - y * z) + pull @ pull / (2 * strength))
+        grad = np.concatenate([[np.sum(p - y)], x.T @ (p - y) + pull / strength])
         return value, grad
 
     bounds = [(None, None)] + [(0.0, None) if n in FOR else (None, 0.0) if n in AGAINST
                                else (None, None) for n in names]
-    result = minimize(loss, np.zeros(len(names) + 1), jac=True, method="L-BFGS-B",
+    result = minimize(loss, np.concatenate([[0.0], mean]), jac=True, method="L-BFGS-B",
                       bounds=bounds)
     return Fitted(float(result.x[0]), result.x[1:])
 
 
-def out_of_fold(found: list[Example], names: tuple[str, ...], strength: float) -> np.ndarray:
+def out_of_fold(found: list[Example], names: tuple[str, ...], strength: float,
+                rule_weight: float = PRIOR_RULE_WEIGHT) -> np.ndarray:
     """Each candidate's score from a model fitted without its group."""
     scores = np.zeros(len(found))
     groups = sorted({e.group for e in found})
     for held in groups:
         train = [e for e in found if e.group != held]
-        model = _fit(train, names, strength)
+        model = _fit(train, names, strength, rule_weight)
         rows = [i for i, e in enumerate(found) if e.group == held]
         scores[rows] = model.predict(_matrix([found[i] for i in rows], names))
     return scores
@@ -176,11 +189,12 @@ def thresholds(found: list[Example], scores: np.ndarray, gold_total: int,
 
 
 def train(names: tuple[str, ...], min_precision: float, flag_precision: float,
-          found: list[Example], gold_counts: dict[str, int]) -> tuple[Weights, dict[str, Any]]:
+          found: list[Example], gold_counts: dict[str, int],
+          rule_weight: float = PRIOR_RULE_WEIGHT) -> tuple[Weights, dict[str, Any]]:
     gold_total = sum(gold_counts.values())
     best: tuple[float, float] | None = None
     for strength in (0.1, 0.3, 1.0, 3.0, 10.0):
-        scores = out_of_fold(found, names, strength)
+        scores = out_of_fold(found, names, strength, rule_weight)
         labels = np.array([e.right for e in found], dtype=float)
         loss = float(-np.mean(labels * np.log(scores + 1e-9)
                               + (1 - labels) * np.log(1 - scores + 1e-9)))
@@ -188,9 +202,9 @@ def train(names: tuple[str, ...], min_precision: float, flag_precision: float,
             best = (loss, strength)
     assert best is not None
     strength = best[1]
-    scores = out_of_fold(found, names, strength)
+    scores = out_of_fold(found, names, strength, rule_weight)
     keep_at, flag_at = thresholds(found, scores, gold_total, min_precision, flag_precision)
-    model = _fit(found, names, strength)
+    model = _fit(found, names, strength, rule_weight)
     weights = {n: round(float(w), 4) for n, w in zip(names, model.weights, strict=True)
                if abs(w) > 1e-6}
     precision, recall, f1 = field_figures(found, scores, keep_at, gold_total)
@@ -210,6 +224,10 @@ def main() -> int:
     parser.add_argument("--flag-precision", type=float, default=0.35)
     parser.add_argument("--write", action="store_true", help="store the weights")
     parser.add_argument("--ablation", action="store_true", help="drop each feature group")
+    parser.add_argument("--prior-rule-weight", type=float, default=PRIOR_RULE_WEIGHT,
+                        help="where the penalty pulls each rule's weight (0: toward zero)")
+    parser.add_argument("--cv-only", action="store_true",
+                        help="print the cross-validated figures only (choose settings by these)")
     args = parser.parse_args()
     random_found, random_counts = examples(RANDOM_DRAFTS, RANDOM / "tune.gold.json",
                                            _conference_of(RANDOM / "abstracts.jsonl"))
@@ -220,8 +238,11 @@ def main() -> int:
         more, more_counts = examples(folder / DRAFTS_NAME, folder / "tune.gold.json",
                                      folder.name)
         found, counts = found + more, {**counts, **more_counts}
-    weights, report = train(FEATURES, args.min_precision, args.flag_precision, found, counts)
+    weights, report = train(FEATURES, args.min_precision, args.flag_precision, found, counts,
+                            args.prior_rule_weight)
     print(json.dumps(report, indent=1))
+    if args.cv_only:
+        return 0
     print(f"keep at {weights.keep_at}, flag at {weights.flag_at}")
     heldout = RANDOM / "heldout.gold.json"
     print("held-out, before:", headline(regrade(RANDOM_DRAFTS, heldout, load_weights())))
@@ -236,14 +257,16 @@ def main() -> int:
     if args.ablation:
         for group, members in FEATURE_GROUPS.items():
             kept = tuple(n for n in FEATURES if n not in members)
-            less, _ = train(kept, args.min_precision, args.flag_precision, found, counts)
+            less, _ = train(kept, args.min_precision, args.flag_precision, found, counts,
+                            args.prior_rule_weight)
             figures = headline(regrade(RANDOM_DRAFTS, heldout, less))
             print(f"held-out without {group}:", {k: v for k, v in figures.items()
                                                  if k.startswith("methods")})
     if args.write:
         data = {"trained": {"by": "bench/decision/train.py", **report,
                             "min_precision": args.min_precision,
-                            "flag_precision": args.flag_precision},
+                            "flag_precision": args.flag_precision,
+                            "prior_rule_weight": args.prior_rule_weight},
                 "bias": weights.bias, "weights": weights.weights,
                 "keep_at": weights.keep_at, "flag_at": weights.flag_at}
         WEIGHTS_FILE.write_text(json.dumps(data, indent=1) + "\n")
