@@ -185,13 +185,12 @@ def _extract_jobs(
 
 
 def run_prompt(settings: RunSettings, fields: FieldSet = DEFAULT_FIELDS) -> Prompt:
-    """The prompt a run sends: the named one, with the few-shot pool if one is given (its
-    answers cut to the run's fields: the draft's own and the user's)."""
+    """The prompt a run sends: the named one, with its few-shot pool cut to the run's fields."""
     prompt = load_prompt(settings.prompt)
     if settings.fewshot_pool is None:
         return prompt
-    keys = {*fields.draft_model.model_fields}
-    return with_pool(prompt, answering(load_pool(settings.fewshot_pool), keys))
+    pool = answering(load_pool(settings.fewshot_pool), fields.draft_model.model_fields)
+    return with_pool(prompt, pool)
 
 
 def run_fields(settings: RunSettings) -> FieldSet:
