@@ -20,7 +20,7 @@ from papersift.extract.domain.custom import ground_custom
 from papersift.extract.domain.fields import FieldSet
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.schemas import PaperDraft
-from papersift.schemas.fields import Choice, CustomField
+from papersift.schemas.fields import Choice, CustomField, Flag, Name
 from papersift.testing.mock import KeyedDrafts
 from papersift.warehouse.query import run_sql
 from tests.test_custom_fields import DRAFTS, EXAMPLE, RETRIEVAL, TABULAR, fake_fields_model
@@ -129,3 +129,19 @@ def test_the_lenient_draft_sends_exactly_the_users_schema() -> None:
                           **{n: (i.annotation, i) for n, i in module.MyFields.model_fields.items()})
     assert json.dumps(FieldSet(module.MyFields).draft_model.model_json_schema()) == \
         json.dumps(strict.model_json_schema())
+
+
+class _Defaults(BaseModel):
+    solid: Annotated[bool, Flag("solid")] = False
+    names: Annotated[list[str], Name()] = []
+    kind: Annotated[Literal["a", "b"], Choice()] = Field("a", description="A kind.")
+
+
+def test_user_defaults_stay_in_the_schema_and_fill_an_omitted_field() -> None:
+    strict = create_model("PaperDraft", __base__=PaperDraft,  # type: ignore[call-overload]
+                          **{n: (i.annotation, i) for n, i in _Defaults.model_fields.items()})
+    lenient = FieldSet(_Defaults).draft_model
+    assert json.dumps(lenient.model_json_schema()) == json.dumps(strict.model_json_schema())
+    draft: Any = lenient.model_validate({key: value for key, value in DRAFTS["tabular"].items()
+                                         if key in PaperDraft.model_fields})
+    assert (draft.solid, draft.names, draft.kind) == (False, [], "a")

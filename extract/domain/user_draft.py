@@ -11,6 +11,7 @@ that text and its values, and is rebuilt on the other side.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from typing import Annotated, Any, ClassVar
@@ -43,8 +44,8 @@ def user_draft(schema_json: str) -> type[PaperDraft]:
 
     def keep_required(document: dict[str, Any]) -> None:
         document["required"] = [*document.get("required", []), *required]
-        for name in properties:
-            document["properties"][name].pop("default", None)
+        for name, prop in properties.items():  # each exactly as the user's model has it
+            document["properties"][name] = copy.deepcopy(prop)
         if schema.get("$defs"):
             document.setdefault("$defs", {}).update(schema["$defs"])
 
@@ -52,7 +53,8 @@ def user_draft(schema_json: str) -> type[PaperDraft]:
         "__module__": PaperDraft.__module__,
         "__annotations__": {name: Annotated[Any, WithJsonSchema(prop)]
                             for name, prop in properties.items()},
-        **dict.fromkeys(properties),
+        # an omitted field takes the user's default (a flag's False), else None
+        **{name: prop.get("default") for name, prop in properties.items()},
         "papersift_user_schema": schema_json,
         "model_config": ConfigDict(**{**PaperDraft.model_config,
                                       "json_schema_extra": keep_required}),
