@@ -150,3 +150,20 @@ def test_reviewed_user_fields_are_gold_for_eval(client: TestClient) -> None:
     (paper,) = [p for p in gold["papers"] if p["paper_id"] == setting["paper_id"]]
     assert paper["custom"]["setting"] == ["self-supervised"]
     assert paper["custom"]["baselines"] == ["BERT", "RetroMAE"]
+
+
+def test_an_unsupported_user_field_value_puts_its_paper_in_the_flagged_queue(
+        client: TestClient) -> None:
+    """A choice nothing in the abstract says (here the catch-all 'other') is flagged for
+    review; a false flag, which never has a sentence, is not."""
+    def flagged() -> set[str]:
+        papers = client.get("/api/papers", params={"show": "flagged", "limit": 100}).json()
+        return {paper["paper_id"] for paper in papers["papers"]}
+
+    tabular = next(row for row in client.get("/api/items", params={
+        "item_type": "custom-setting"}).json()["items"] if row["value"] == "self-supervised")
+    assert tabular["paper_id"] not in flagged()  # its false proves_theory is no flag
+    answer = _post(client, tabular, action="edit", changes={"value": "other"})
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["item"]["alignment"] == "none"
+    assert tabular["paper_id"] in flagged()
