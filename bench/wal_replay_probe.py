@@ -51,6 +51,12 @@ CASES = {
          "INSERT INTO t SELECT 'a', 1 WHERE NOT EXISTS (SELECT 1 FROM t WHERE id = 'a')"],
         "INSERT INTO t SELECT 'a', 2 WHERE NOT EXISTS (SELECT 1 FROM t WHERE id = 'a')",
     ),
+    "papersift: primary key, UPDATE of a non-key column (cache)": (
+        ["CREATE TABLE t (id VARCHAR PRIMARY KEY, v INT)", "CHECKPOINT",
+         "INSERT INTO t VALUES ('a', 1)", "CHECKPOINT", "BEGIN",
+         "UPDATE t SET v = 2 WHERE id = 'a'", "COMMIT"],
+        "INSERT INTO t SELECT 'a', 3 WHERE NOT EXISTS (SELECT 1 FROM t WHERE id = 'a')",
+    ),
     "papersift, one 200,000-row batch (written straight to blocks)": (
         ["CREATE TABLE t (id VARCHAR PRIMARY KEY, v INT)", "CHECKPOINT",
          "INSERT INTO t SELECT CASE WHEN i = 0 THEN 'a' ELSE 'k' || i END, i "

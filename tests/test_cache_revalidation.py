@@ -4,6 +4,7 @@ stored form, and a cached answer that no longer validates is asked again, never 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -16,6 +17,7 @@ from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.ingest_files import ingest
 from papersift.schemas import PaperDraft
 from papersift.testing.sim import fault_profile, running
+from papersift.warehouse.store import Batch, Warehouse
 from tests.conftest import CORPUS
 
 names = st.one_of(st.text(max_size=12), st.sampled_from(["", " ", "\t", "\ud800", "a\x00"]))
@@ -56,5 +58,35 @@ def test_a_cached_answer_that_no_longer_validates_is_asked_again(tmp_path: Path)
                     "\"types\": [\"method\"]}'")
         con.close()
         _, warm = run_inputs([str(path)], settings_, endpoint=endpoint)
+        asked = len(server.log)
+        _, third = run_inputs([str(path)], settings_, endpoint=endpoint)
+        asked_third = len(server.log) - asked
     assert warm.n_cache_invalid == len(texts)
     assert warm.n_extracted == len(texts) and warm.n_failed == 0
+    # The good answers replaced the bad rows: the next run reuses them, asking nothing.
+    assert third.n_cache_invalid == 0 and third.n_cached == len(texts)
+    assert asked_third == 0
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*), count(DISTINCT cache_key) FROM llm_cache"
+                       ).fetchone() == (len(texts), len(texts))
+    con.close()
+
+
+def test_a_newer_answer_for_a_stored_key_replaces_it_and_keys_stay_unique(
+        tmp_path: Path) -> None:
+    def row(answer: str, when: int) -> dict[str, object]:
+        return {"cache_key": "k", "response_json": {"answer": answer}, "lenient": False,
+                "model": "m", "asks": 1, "prompt_tokens": 1, "completion_tokens": 1,
+                "created": datetime(2026, 1, 1, 0, 0, when)}
+
+    with Warehouse(tmp_path / "w.duckdb") as warehouse:
+        for rows in ([row("bad", 0)], [row("good", 1)], [row("old", 2), row("newest", 3)],
+                     [row("newest", 4)]):
+            batch = Batch()
+            batch.add("llm_cache", *rows)
+            warehouse.write(batch)
+        stored = warehouse.con.execute("SELECT response_json, created FROM llm_cache").fetchall()
+        hit = warehouse.cache_lookup(["k"])["k"]
+    assert hit["response"] == {"answer": "newest"}
+    # One row per key; an equal answer arriving later leaves the stored row as it was.
+    assert stored == [('{"answer": "newest"}', datetime(2026, 1, 1, 0, 0, 3))]

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from papersift.extract.access.endpoints import EndpointError, EndpointOptions
@@ -269,3 +270,27 @@ def test_a_worker_paces_at_its_share_of_the_rate_limit(tmp_path: Path) -> None:
     # would arrive within a fraction of a second. Two requests of slack for the first
     # connections' set-up and the server's clock (CI measured 5.564 s against 5.579).
     assert stats["last_request_at"] - stats["first_request_at"] >= (63 - 11) / 9.5
+
+
+def test_a_worker_replaces_a_cached_answer_that_no_longer_validates(tmp_path: Path) -> None:
+    """No Ray needed: the snapshot holds damaged answers; the worker asks again, and the
+    merge replaces the stored rows, so the next run finds valid answers."""
+    corpus = small_corpus(tmp_path)
+    db = tmp_path / "w.duckdb"
+    single_process(corpus, db)
+    con = duckdb.connect(str(db))  # what an older papersift could have stored
+    con.execute("UPDATE llm_cache SET response_json = '{\"types\": [\"nonsense\"]}'")
+    con.close()
+    snapshot = tmp_path / "cache.parquet"
+    export_cache_snapshot(db, snapshot)
+    out = tmp_path / "out"
+    (shard,) = shard_corpus([corpus], out, papers_per_shard=20)
+    worker = ShardExtractor(shard_settings(out, "run_again", snapshot))
+    try:
+        report = worker.extract_shard(0, shard).summary
+    finally:
+        worker.extractor.close()
+    assert (report.n_cache_invalid, report.n_extracted) == (10, 10)
+    merge_into(db, out, "run_again")
+    assert stored_rows(db, "SELECT count(*), count(DISTINCT cache_key) FROM llm_cache "
+                           "WHERE response_json::VARCHAR NOT LIKE '%nonsense%'") == [(10, 10)]

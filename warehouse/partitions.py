@@ -23,7 +23,15 @@ import pyarrow.parquet as pq
 
 from papersift.schemas.fields import child_tables
 from papersift.warehouse.db import WarehouseError, transaction
-from papersift.warehouse.store import WRITABLE_TABLES, Batch, RunCounts, Warehouse, row_key
+from papersift.warehouse.store import (
+    NEWEST_WINS,
+    WRITABLE_TABLES,
+    Batch,
+    RunCounts,
+    Warehouse,
+    newest_wins_update,
+    row_key,
+)
 
 # What produced a run's answers, as each extraction row stores it.
 PROVENANCE = ("endpoint", "model", "mode", "prompt_version", "schema_version")
@@ -152,6 +160,9 @@ def _merge_table(warehouse: Warehouse, out: Path, table: str) -> None:
         warehouse.con.execute(
             f"CREATE OR REPLACE TEMP TABLE _new_extractions AS SELECT DISTINCT extraction_id "
             f"FROM {source} WHERE extraction_id NOT IN (SELECT extraction_id FROM extractions)")
+    if keys and table in NEWEST_WINS:  # a shard's newer cached answer replaces the stored one
+        warehouse.con.execute(newest_wins_update(
+            table, warehouse.columns(table), f"(SELECT * EXCLUDE (shard) FROM {source})"))
     if keys:
         key_list = ", ".join(keys)
         join = " AND ".join(f"t.{k} = i.{k}" for k in keys)

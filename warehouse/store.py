@@ -49,6 +49,12 @@ _KEYS = {
     "extractions": ("extraction_id",),
     "run_papers": ("run_id", "paper_id"),
 }
+# Keyed tables whose stored row takes a newer row's values: a cached answer asked again
+# (it no longer validated, or --no-cache) replaces the stored one, so the next run reuses
+# it. An UPDATE of non-key columns, never a delete and re-insert of the key (see
+# docs/reliability.md: that is what DuckDB's WAL replay has failed on).
+# Maps the table to the column whose change makes a row newer (an equal answer is kept).
+NEWEST_WINS = {"llm_cache": "response_json"}
 
 
 def row_key(table: str) -> tuple[str, ...] | None:
@@ -126,8 +132,9 @@ class Warehouse(Repository):
     def write(self, batch: Batch) -> None:
         """Write every row of the batch in one transaction; keyed rows already stored are kept.
 
-        Inserts only (keys checked with an anti-join, never ON CONFLICT), then a CHECKPOINT,
-        so a kill leaves at most this one batch of plain inserts in the WAL to replay.
+        Inserts (keys checked with an anti-join, never ON CONFLICT) and, for a cached answer
+        asked again, an UPDATE of its non-key columns; then a CHECKPOINT, so a kill leaves
+        at most this one batch in the WAL to replay.
         """
         if not batch.rows:
             return
@@ -194,6 +201,8 @@ class Warehouse(Repository):
         column_list = ", ".join(present)
         self.con.register("_incoming", incoming)
         try:
+            if keys and table in NEWEST_WINS:
+                self.con.execute(newest_wins_update(table, present, "_incoming"))
             if keys:
                 # Skip rows whose key is stored already, and repeats inside the batch.
                 key_list = ", ".join(keys)
@@ -309,6 +318,20 @@ class Warehouse(Repository):
                 "DELETE FROM llm_cache WHERE model = ? RETURNING cache_key", [model]
             ).fetchall()
         return len(rows)
+
+
+def newest_wins_update(table: str, columns: Sequence[str], source: str) -> str:
+    """The UPDATE giving a stored row of a NEWEST_WINS table the values of the newest row
+    of ``source`` with its key (``created`` orders them), when its answer differs."""
+    keys = _KEYS[table]
+    values = [c for c in columns if c not in keys]
+    newest = (f"SELECT * FROM {source} QUALIFY row_number() OVER "
+              f"(PARTITION BY {', '.join(keys)} ORDER BY created DESC) = 1")
+    join = " AND ".join(f"t.{k} = i.{k}" for k in keys)
+    assignments = ", ".join(f"{c} = i.{c}" for c in values)
+    changed = NEWEST_WINS[table]
+    return (f"UPDATE {table} AS t SET {assignments} FROM ({newest}) AS i "
+            f"WHERE {join} AND t.{changed} IS DISTINCT FROM i.{changed}")
 
 
 def _arrow_value(value: Any) -> Any:
