@@ -5,6 +5,8 @@ queries still run and the warehouse file never changes."""
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -149,3 +151,44 @@ def test_the_cli_says_read_only_and_names_the_statement(db: Path, outside: Path)
     read = runner.invoke(cli, ["sql", f"SELECT * FROM read_csv('{outside}')", "--db", str(db)])
     assert read.exit_code == 1 and "file system operations are disabled" in read.output
     assert SECRET_LINE not in read.output and "Traceback" not in read.output
+
+
+SIDE_EFFECT_CALLS = [
+    "FROM enable_logging(storage='file'); SELECT 1",
+    "SELECT * FROM enable_logging(storage='file', storage_path='{tmp}/logs')",
+    "SELECT * FROM system.main.\"Enable_Logging\" /* a comment */ ()",
+    "WITH t AS (SELECT * FROM disable_logging()) SELECT * FROM t",
+    "SELECT * FROM truncate_duckdb_logs()",
+    "SELECT write_log('x')",
+    "SELECT 1 WHERE EXISTS (SELECT * FROM checkpoint())",
+    "SELECT * FROM force_checkpoint()",
+    "SELECT * FROM query('SELECT 1')",
+    "EXPLAIN ANALYZE SELECT * FROM enable_logging()",
+]
+
+
+@pytest.mark.parametrize("query", SIDE_EFFECT_CALLS)
+def test_functions_that_change_settings_or_files_are_refused(
+    query: str, db: Path, folder: Path
+) -> None:
+    before = _digest(db)
+    with pytest.raises(WarehouseError, match=r"read-only: \w+\(\) is refused"):
+        run_sql(db, query.format(tmp=folder))
+    assert _digest(db) == before and not (folder / "logs").exists()
+
+
+def test_a_name_in_a_string_or_a_column_is_not_a_call(db: Path) -> None:
+    rows = run_sql(db, "SELECT 'enable_logging(' AS s, 1 AS checkpoint -- query(\n").rows
+    assert rows == [("enable_logging(", 1)]
+
+
+def test_file_logging_ends_with_a_message_not_an_aborted_process(db: Path) -> None:
+    """DuckDB 1.4.4 aborts the process (an uncaught C++ exception) on this pair, so it
+    runs in a child: exit 1 and one line, not a signal."""
+    done = subprocess.run(
+        [sys.executable, "-m", "papersift", "sql",
+         "SELECT * FROM enable_logging(storage='file'); SELECT count(*) FROM papers",
+         "--db", str(db)], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 1, done.stderr
+    assert "enable_logging() is refused" in done.stdout + done.stderr
+    assert "terminate called" not in done.stderr

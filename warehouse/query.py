@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,35 @@ def _json_default(value: Any) -> Any:
 ALLOWED_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 
 
+# Functions a query may call that change settings or files, or run other SQL unchecked:
+# logging (enable_logging(storage='file') and a second statement abort DuckDB 1.4.4 with an
+# uncaught C++ exception), checkpoints, and SQL given as a string. lock_configuration
+# does not cover them, so they are refused by name before anything runs.
+SIDE_EFFECT_FUNCTIONS = frozenset({
+    "enable_logging", "disable_logging", "truncate_duckdb_logs", "write_log",
+    "checkpoint", "force_checkpoint", "query", "query_table", "json_execute_serialized_sql",
+})
+
+
+_NAME = re.compile(r'"(?:[^"]|"")*"|[^\s"(),.;:]+')
+
+
+def _called_functions(sql: str) -> set[str]:
+    """Lower-cased names (quotes removed) followed by an opening parenthesis: the functions
+    ``sql`` calls. Comments and strings are skipped by DuckDB's own tokenizer."""
+    names = set()
+    tokens = duckdb.tokenize(sql)
+    for (start, kind), (after, _) in pairwise(tokens):
+        if kind.name in ("identifier", "keyword") and sql.startswith("(", after):
+            found = _NAME.match(sql, start)
+            if found:
+                name = found.group()
+                if name.startswith('"'):
+                    name = name[1:-1].replace('""', '"')
+                names.add(name.lower())
+    return names
+
+
 def _pivot_enum(statements: list[Any], index: int) -> bool:
     """Whether the CREATE at ``index`` is the one DuckDB itself adds for a PIVOT whose
     columns come from the data (a temporary enum of the values; the user wrote no text
@@ -94,9 +124,11 @@ def _pivot_enum(statements: list[Any], index: int) -> bool:
 
 def check_read_only(sql: str) -> None:
     """Refuse anything but queries, naming the statement: DDL, DML, ATTACH, COPY, INSTALL,
-    LOAD, SET, EXPORT... (the sandboxed connection would refuse most of them too)."""
+    LOAD, SET, EXPORT... (the sandboxed connection would refuse most of them too), and
+    queries calling a function that changes settings or files (SIDE_EFFECT_FUNCTIONS)."""
     try:
         statements = duckdb.extract_statements(sql)
+        called = _called_functions(sql)
     except duckdb.Error as error:
         raise WarehouseError(f"query failed: {error}") from error
     for index, statement in enumerate(statements):
@@ -108,6 +140,11 @@ def check_read_only(sql: str) -> None:
                 f"papersift sql is read-only: a {kind} statement is refused; only queries "
                 "(SELECT, WITH, DESCRIBE, SHOW, EXPLAIN) run"
             )
+    refused = sorted(called & SIDE_EFFECT_FUNCTIONS)
+    if refused:
+        raise WarehouseError(
+            f"papersift sql is read-only: {refused[0]}() is refused (it changes the "
+            "database's settings or files, or runs SQL from a string); only queries run")
 
 
 _POLL_S = 0.1  # how often the waiting thread looks up (Ctrl-C is seen within this)
