@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -167,6 +168,17 @@ def test_sql_macros_in_the_sandbox(indexed_db: Path) -> None:
         run_sql(indexed_db, "SELECT * FROM read_csv('/etc/passwd')", prepare=prepare)
     with pytest.raises(WarehouseError):
         run_sql(indexed_db, "SET enable_external_access = true", prepare=prepare)
+
+
+def test_sql_embed_stops_at_the_timeout(indexed_db: Path) -> None:
+    """embed(text) is a model call per row; the query stops between rows at its timeout
+    (it went on for minutes: DuckDB's interrupt waits for the whole chunk of rows)."""
+    started = time.monotonic()
+    with pytest.raises(WarehouseError, match="after 2 s"):
+        run_sql(indexed_db, "SELECT count(embed(text || i::VARCHAR)) FROM papers, "
+                "range(40) r(i)", timeout_s=2, prepare=discover.sql_preparer())
+    # 2,520 embeddings would take minutes; how fast it stops is not this test's business
+    assert time.monotonic() - started < 120
 
 
 def test_cli_search_similar_and_areas(indexed_db: Path) -> None:

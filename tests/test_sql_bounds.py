@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from papersift.extract.interface.cli import cli
 from papersift.warehouse import Warehouse, WarehouseError
-from papersift.warehouse.query import _bounded, check_read_only, run_sql
+from papersift.warehouse.query import QueryStop, _bounded, check_read_only, run_sql
 from papersift.warehouse.store import Batch
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
@@ -166,3 +166,34 @@ def test_timestamptz_pivot_and_nan(db: Path) -> None:
                     "CREATE TYPE e AS ENUM ('a')"):
         with pytest.raises(WarehouseError, match="read-only"):
             check_read_only(refused)
+
+
+class _SlowFunction:
+    """A Python function a query calls once per row (as ``embed(text)`` is), 0.2 s a row:
+    a chunk of 2,000 rows is 400 s of calls DuckDB's interrupt cannot cut short. It
+    checks the query's stop before each row; ``ctrl_c_at`` sends SIGINT from a call."""
+
+    def __init__(self, ctrl_c_at: int | None = None) -> None:
+        self.calls = 0
+        self.ctrl_c_at = ctrl_c_at
+
+    def prepare(self, con: duckdb.DuckDBPyConnection, stop: QueryStop) -> None:
+        def slow(value: int) -> int:
+            stop.check()
+            self.calls += 1
+            if self.calls == self.ctrl_c_at:
+                os.kill(os.getpid(), signal.SIGINT)  # the query runs: papersift's handler is set
+            time.sleep(0.2)
+            return value
+
+        con.create_function("slow", slow, ["BIGINT"], "BIGINT",  # type: ignore[list-item]
+                            side_effects=True)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("how", ["timeout", "ctrl-c"])
+def test_a_slow_python_function_stops_between_rows(db: Path, how: str) -> None:
+    function = _SlowFunction(ctrl_c_at=3 if how == "ctrl-c" else None)
+    with pytest.raises(WarehouseError, match="Ctrl-C" if how == "ctrl-c" else "after 1 s"):
+        run_sql(db, "SELECT count(slow(i)) FROM range(2000) r(i)", prepare=function.prepare,
+                timeout_s=1 if how == "timeout" else None)
+    assert function.calls < 1000  # a handful of rows at most, not the whole chunk

@@ -147,6 +147,27 @@ def check_read_only(sql: str) -> None:
             "database's settings or files, or runs SQL from a string); only queries run")
 
 
+class QueryStop:
+    """Set when a query must stop (its --timeout, Ctrl-C). DuckDB sees an interrupt only
+    between chunks of rows, and a chunk of a Python function's rows (``embed(text)``: a
+    model call each) can take minutes; such a function calls ``check`` before each row."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def check(self) -> None:
+        """Raise when the query is to stop: DuckDB then ends it with that error."""
+        if self._event.is_set():
+            raise WarehouseError("query stopped")
+
+
+# What a connection is prepared with before it is locked: the search macros, and a
+# Python function or two that check the query's QueryStop.
+Prepare = Callable[[duckdb.DuckDBPyConnection, QueryStop], None]
+
 _POLL_S = 0.1  # how often the waiting thread looks up (Ctrl-C is seen within this)
 
 
@@ -154,7 +175,7 @@ def run_sql(db_path: str | Path, sql: str,
             params: list[Any] | dict[str, Any] | None = None, *,
             timeout_s: float | None = DEFAULT_TIMEOUT_S, memory_limit: str = "1GB",
             threads: int = 2,
-            prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None) -> QueryResult:
+            prepare: Prepare | None = None) -> QueryResult:
     """Run queries on a sandboxed read-only connection: only SELECT-like statements, no
     file but the warehouse, no extensions, no settings changes; the file never changes.
 
@@ -162,12 +183,14 @@ def run_sql(db_path: str | Path, sql: str,
     holds at most ``memory_limit`` and ``threads``, and spills only into a temporary folder
     made for it and removed afterwards."""
     check_read_only(sql)
+    stop = QueryStop()
     spill = Path(tempfile.mkdtemp(prefix="papersift-sql-"))
     try:
-        con = connect_bounded(db_path, Bounds(spill, memory_limit=memory_limit,
-                                              threads=threads), prepare=prepare)
+        con = connect_bounded(
+            db_path, Bounds(spill, memory_limit=memory_limit, threads=threads),
+            prepare=None if prepare is None else lambda con: prepare(con, stop))
         try:
-            return _bounded(con, sql, params or [], timeout_s)
+            return _bounded(con, sql, params or [], timeout_s, stop)
         finally:
             con.close()
     finally:
@@ -175,9 +198,11 @@ def run_sql(db_path: str | Path, sql: str,
 
 
 def _bounded(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any],
-             timeout_s: float | None) -> QueryResult:
+             timeout_s: float | None, stop: QueryStop | None = None) -> QueryResult:
     """Run the query in a worker thread; this thread waits, and interrupts the
-    connection at the deadline or at Ctrl-C (DuckDB holds the GIL-free C call otherwise)."""
+    connection (and sets ``stop``) at the deadline or at Ctrl-C (DuckDB holds the GIL-free
+    C call otherwise)."""
+    stop = stop or QueryStop()
     done: dict[str, Any] = {}
 
     def work() -> None:
@@ -196,6 +221,7 @@ def _bounded(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[
         # raised into the middle of DuckDB's teardown aborts the process instead.
         if not stopped:
             stopped.append("query interrupted (Ctrl-C); nothing was changed")
+        stop.set()
         con.interrupt()
 
     in_main = threading.current_thread() is threading.main_thread()
@@ -213,6 +239,7 @@ def _bounded(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[
                     and worker.is_alive():
                 stopped.append(f"query stopped after {timeout_s:g} s (--timeout); narrow "
                                "it, or pass a larger --timeout")
+                stop.set()
                 con.interrupt()
     finally:
         if in_main:

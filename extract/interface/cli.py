@@ -7,9 +7,8 @@ import dataclasses
 import json
 import logging
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -32,6 +31,9 @@ from papersift.extract.interface.cli_common import (
 )
 from papersift.extract.interface.entities_cli import entities
 from papersift.warehouse.choices import DEFAULT_TIMEOUT_S, FORMATS
+
+if TYPE_CHECKING:
+    from papersift.warehouse.query import Prepare
 
 # Each command imports the library it calls inside its body: `papersift --help` and
 # `--version` load only click and rich (tests/test_cli_start.py checks it).
@@ -246,7 +248,7 @@ def sql(query: str, db: Path, fmt: str, timeout_s: float, memory_limit: str) -> 
                           prepare=_search_macros()), fmt)
 
 
-def _search_macros() -> Callable[[Any], None] | None:
+def _search_macros() -> Prepare | None:
     """search_papers(q) / similar_papers(id) for `papersift sql`, when [embed] is installed."""
     try:
         from papersift.extract.interface.discover import sql_preparer

@@ -24,6 +24,7 @@ from papersift.warehouse import areas as area_store
 from papersift.warehouse import paper_ids, reads
 from papersift.warehouse import search as sql
 from papersift.warehouse.db import WarehouseError
+from papersift.warehouse.query import Prepare, QueryStop
 from papersift.warehouse.repository import Repository, open_repository
 
 EMBED_CHUNK = 256  # papers embedded, then stored (and checkpointed), at a time
@@ -212,21 +213,24 @@ def areas(db: str | Path) -> list[dict[str, Any]]:
         repo.close()
 
 
-def _query_embedding() -> tuple[Callable[[str], list[float]] | None, str | None]:
+def _query_embedding(stop: QueryStop) -> tuple[Callable[[str], list[float]] | None,
+                                               str | None]:
     """``embed(text)`` for SQL and its model id when the model is installed (loaded on
-    its first call only), else (None, None)."""
+    its first call only), else (None, None). The function stops the query between rows
+    when its --timeout or a Ctrl-C comes (``stop``)."""
     try:
         model_dir()
     except EmbeddingError:
         return None, None
 
     def embed_query(text: str) -> list[float]:
+        stop.check()
         return [float(v) for v in load_embedder().embed([text])[0]]
 
     return embed_query, MODEL_ID
 
 
-def sql_preparer() -> sql.SqlPreparer:
+def sql_preparer() -> Prepare:
     """What `papersift sql` runs on its connection before locking it: the search macros,
     with ``embed(text)`` when the model is installed."""
-    return sql.macros_preparer(_query_embedding)
+    return lambda con, stop: sql.macros_preparer(lambda: _query_embedding(stop))(con)
