@@ -21,7 +21,13 @@ from click.testing import CliRunner
 
 from papersift.extract.interface.cli import cli
 from papersift.warehouse import Warehouse, WarehouseError
-from papersift.warehouse.query import QueryStop, _bounded, check_read_only, run_sql
+from papersift.warehouse.query import (
+    QueryStop,
+    _bounded,
+    check_read_only,
+    run_sql,
+    size_bytes,
+)
 from papersift.warehouse.store import Batch
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
@@ -197,3 +203,21 @@ def test_a_slow_python_function_stops_between_rows(db: Path, how: str) -> None:
         run_sql(db, "SELECT count(slow(i)) FROM range(2000) r(i)", prepare=function.prepare,
                 timeout_s=1 if how == "timeout" else None)
     assert function.calls < 1000  # a handful of rows at most, not the whole chunk
+
+
+def test_a_result_larger_than_the_memory_limit_is_refused_not_held(db: Path) -> None:
+    """DuckDB's memory_limit does not cover the rows handed to Python (5 million rows held
+    2 GB beside a 1 GB limit): the fetch stops once they pass it."""
+    with pytest.raises(WarehouseError, match=r"passes --memory-limit .* add a LIMIT"):
+        run_sql(db, "SELECT i, repeat('x', 100) AS s FROM range(2000000) t(i)",
+                memory_limit="50MB")
+    rows = run_sql(db, "SELECT i FROM range(30000) t(i)", memory_limit="50MB").rows
+    assert len(rows) == 30000
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("1GB", 10**9), ("512MB", 512 * 10**6), ("2GiB", 2 * 2**30), (" 1.5 gb ", 1_500_000_000),
+    ("100", 100), ("lots", None), ("1XB", None),
+])
+def test_memory_limits_read_as_duckdb_reads_them(text: str, expected: int | None) -> None:
+    assert size_bytes(text) == expected

@@ -9,6 +9,7 @@ import math
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -168,6 +169,55 @@ class QueryStop:
 # Python function or two that check the query's QueryStop.
 Prepare = Callable[[duckdb.DuckDBPyConnection, QueryStop], None]
 
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
+_FETCH_ROWS = 10_000
+
+
+def size_bytes(text: str) -> int | None:
+    """A DuckDB size (``512MB``, ``1GB``, ``2GiB``; KB is 1000 bytes, as in DuckDB) in
+    bytes; None when it is not one."""
+    found = _SIZE.match(text)
+    unit = _UNITS.get(found.group(2).lower()) if found else None
+    return None if found is None or unit is None else int(float(found.group(1)) * unit)
+
+
+# DuckDB's memory_limit bounds its buffer pool; its other allocations come on top (a window
+# sort under 1GB held 1,176 MiB): DuckDB is given this share, so the query stays near it.
+DUCKDB_SHARE = 0.8
+
+
+def _duckdb_share(memory_limit: str) -> str:
+    limit = size_bytes(memory_limit)
+    return memory_limit if limit is None else f"{int(limit * DUCKDB_SHARE) // 1000}KB"
+
+
+def _row_bytes(rows: list[tuple[Any, ...]]) -> int:
+    """About how much memory Python holds for ``rows`` (from a sample of them)."""
+    sample = rows[:: max(1, len(rows) // 100)]
+    held = sum(sys.getsizeof(row) + sum(map(sys.getsizeof, row)) for row in sample)
+    return held * len(rows) // max(1, len(sample))
+
+
+def _fetch_bounded(cursor: duckdb.DuckDBPyConnection, budget: int | None
+                   ) -> list[tuple[Any, ...]]:
+    """Every row of the result, fetched in parts; the query fails once the rows held in
+    Python would pass ``budget`` bytes (DuckDB's memory_limit does not cover them: 5
+    million rows took 2 GB beside a 1 GB limit)."""
+    rows: list[tuple[Any, ...]] = []
+    held = 0
+    while part := cursor.fetchmany(_FETCH_ROWS):
+        rows.extend(part)
+        held += _row_bytes(part)
+        if budget is not None and held > budget:
+            raise WarehouseError(
+                f"the result passes --memory-limit ({len(rows):,} rows held, about "
+                f"{held / 2**20:,.0f} MiB, and more to come): add a LIMIT, aggregate, or "
+                "pass a larger --memory-limit (`papersift export` writes whole tables)")
+    return rows
+
+
 _POLL_S = 0.1  # how often the waiting thread looks up (Ctrl-C is seen within this)
 
 
@@ -180,17 +230,19 @@ def run_sql(db_path: str | Path, sql: str,
     file but the warehouse, no extensions, no settings changes; the file never changes.
 
     Bounded: the query is interrupted after ``timeout_s`` (None: never) or at Ctrl-C,
-    holds at most ``memory_limit`` and ``threads``, and spills only into a temporary folder
+    holds at most ``memory_limit`` and ``threads`` (and its rows in Python at most about
+    ``memory_limit`` more), and spills only into a temporary folder
     made for it and removed afterwards."""
     check_read_only(sql)
     stop = QueryStop()
     spill = Path(tempfile.mkdtemp(prefix="papersift-sql-"))
     try:
         con = connect_bounded(
-            db_path, Bounds(spill, memory_limit=memory_limit, threads=threads),
+            db_path, Bounds(spill, memory_limit=_duckdb_share(memory_limit), threads=threads),
             prepare=None if prepare is None else lambda con: prepare(con, stop))
         try:
-            return _bounded(con, sql, params or [], timeout_s, stop)
+            return _bounded(con, sql, params or [], timeout_s, stop,
+                            budget=size_bytes(memory_limit))
         finally:
             con.close()
     finally:
@@ -198,7 +250,8 @@ def run_sql(db_path: str | Path, sql: str,
 
 
 def _bounded(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any],
-             timeout_s: float | None, stop: QueryStop | None = None) -> QueryResult:
+             timeout_s: float | None, stop: QueryStop | None = None, *,
+             budget: int | None = None) -> QueryResult:
     """Run the query in a worker thread; this thread waits, and interrupts the
     connection (and sets ``stop``) at the deadline or at Ctrl-C (DuckDB holds the GIL-free
     C call otherwise)."""
@@ -209,7 +262,8 @@ def _bounded(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[
         try:
             cursor = con.execute(sql, params)
             columns = [d[0] for d in cursor.description] if cursor.description else []
-            done["result"] = QueryResult(columns, cursor.fetchall() if columns else [])
+            done["result"] = QueryResult(columns,
+                                         _fetch_bounded(cursor, budget) if columns else [])
         except BaseException as error:
             done["error"] = error
 
