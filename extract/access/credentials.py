@@ -11,6 +11,7 @@ anything that looks like a credential header (``Authorization: Bearer ...``, ``B
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from urllib.parse import SplitResult, parse_qsl, unquote_plus, urlsplit, urlunsplit
 
@@ -158,20 +159,62 @@ def secret_forms(secret: str) -> tuple[str, ...]:
     return tuple(sorted((form for form in forms if len(form) >= 4), key=len, reverse=True))
 
 
-def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with every known secret, credential header value, ``Bearer``/``Basic``
-    token and URL credential replaced by a placeholder."""
-    text = _HEADER.sub(lambda m: f"{m[1]}{m[2]}{m[3] or ''}{PLACEHOLDER}", text)
-    text = _SCHEME_TOKEN.sub(lambda m: f"{m[1]} {PLACEHOLDER}", text)
-    text = _URL.sub(lambda m: redact_url(m[0], keep_fragment=True)
-                    if _has_url_secret(m[0]) else m[0], text)
+# Between two characters of an echoed secret: nothing, or what splits it for display
+# (spaces, dashes, dots, colons, commas, backslashes...); a hex dump may also put \x, 0x
+# or % before each byte.
+_SPLIT = r"(?:[\s\-_.:,;|/\\%'\"]|\\x|0x)*"
+# Transformed forms are looked for only for secrets this long: a short one (a test's
+# "k") would match ordinary text once split, reversed or cased differently.
+_MIN_TRANSFORMED = 8
+
+
+def _spread(form: str) -> str:
+    """A pattern matching ``form`` with any case and separators between its characters."""
+    return _SPLIT.join(re.escape(char) for char in form)
+
+
+@functools.lru_cache(maxsize=64)
+def transformed_pattern(secret: str) -> re.Pattern[str] | None:
+    """One pattern for the secret echoed transformed: upper- or lower-cased, reversed,
+    split by spaces or dashes, hex-encoded (and the hex reversed or split), in any mix."""
+    if len(secret) < _MIN_TRANSFORMED:
+        return None
+    raw = secret.encode("utf-8", "surrogatepass")
+    forms = {secret, secret[::-1], raw.hex(), raw[::-1].hex(), raw.hex()[::-1]}
+    return re.compile("|".join(_spread(form) for form in sorted(forms, key=len, reverse=True)),
+                      re.IGNORECASE)
+
+
+def hide_secrets(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with every known secret replaced, in every form a server or a model may
+    echo it: as is, Base64 (alone, as Basic auth, or glued to other Base64), hex, reversed,
+    re-cased or split. No shape rules: this is safe on a model's answer."""
     known = [secret for secret in secrets if secret]
     for secret in known:
         for form in secret_forms(secret):
             text = text.replace(form, PLACEHOLDER)
+        pattern = transformed_pattern(secret)
+        if pattern is not None:
+            text = pattern.sub(PLACEHOLDER, text)
     if known:  # Basic auth of 'user:secret', or any other Base64 that hides a secret
-        text = _BASE64.sub(lambda m: PLACEHOLDER if _hides(m[0], known) else m[0], text)
+        hidden = [*known, *(secret[::-1] for secret in known
+                            if len(secret) >= _MIN_TRANSFORMED)]
+        # Base64 of a text holding a secret is at least about 4/3 of the secret long:
+        # shorter runs (a long word in a model's answer) cannot hide one
+        need = 4 * min(map(len, known)) // 3 - 4
+        text = _BASE64.sub(lambda m: PLACEHOLDER if len(m[0]) >= need and
+                           _hides(m[0], hidden) else m[0], text)
     return text
+
+
+def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with every known secret (see hide_secrets), credential header value,
+    ``Bearer``/``Basic`` token and URL credential replaced by a placeholder."""
+    text = _HEADER.sub(lambda m: f"{m[1]}{m[2]}{m[3] or ''}{PLACEHOLDER}", text)
+    text = _SCHEME_TOKEN.sub(lambda m: f"{m[1]} {PLACEHOLDER}", text)
+    text = _URL.sub(lambda m: redact_url(m[0], keep_fragment=True)
+                    if _has_url_secret(m[0]) else m[0], text)
+    return hide_secrets(text, secrets)
 
 
 _LONGEST_TOKEN = 4096  # a Base64 run longer than this is checked on its first part only

@@ -26,6 +26,7 @@ from papersift.extract.access.extractor import Extractor, Outcome
 from papersift.extract.access.limits import RequestGate
 from papersift.extract.domain.fields import DEFAULT_FIELDS
 from papersift.extract.domain.ingest import IngestProblem
+from papersift.extract.runs.echoes import without_echoed_secrets
 from papersift.extract.runs.jobs import UNKNOWN_FAILURE, Job
 from papersift.extract.runs.live import LiveDispatch
 from papersift.extract.runs.rowbuild import (
@@ -172,6 +173,8 @@ class Runner:
         self.gate = gate
         self.stopped_by_budget = False
         self.extractor = extractor
+        key = getattr(extractor.endpoint, "api_key", None)
+        self._secrets: tuple[str, ...] = (key,) if key else ()
         self.concurrency = max(1, concurrency)
         self.use_cache = use_cache
         self.progress = progress or (lambda _event, _summary: None)
@@ -349,6 +352,9 @@ class Runner:
     def record(self, outcome: Outcome) -> None:
         """Turn an outcome into rows in the pending batch and update the summary."""
         job = self._jobs.pop(outcome.paper_id)
+        if not outcome.from_cache:  # an answer that echoes the key never reaches a row
+            outcome = without_echoed_secrets(outcome, self._secrets,
+                                             self.extractor.fields.draft_model)
         self._rows.add(outcome, job)
         summary = self.summary
         summary.http_requests += len(outcome.calls)
