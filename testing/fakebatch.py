@@ -20,6 +20,12 @@ from papersift.testing.bodies import chat_completion, last_abstract
 from papersift.testing.drafts import first_words
 
 FAULTS = ("http_500", "server_error", "invalid_json", "schema_violation", "length", "missing")
+# Faults of the output file itself, not of the answer (issue 28): a line that is not JSON,
+# one cut short, one without custom_id, one whose custom_id was never asked, the same
+# custom_id twice (an answer, then an error), bytes that are not UTF-8, hostile usage
+# values, a body that is not an object and a status code that is a string.
+FILE_FAULTS = ("garbled_line", "truncated_line", "no_custom_id", "foreign_id", "duplicate",
+               "invalid_utf8", "hostile_usage", "body_not_object", "status_as_string")
 
 
 UserAnswers = Callable[[str], dict[str, Any]]
@@ -152,16 +158,48 @@ class FakeBatchAPI:
                                "response": {"status_code": 500, "body": {"error": {
                                    "message": "simulated server error"}}}})
                 continue
-            output.append({"id": "r", "custom_id": line["custom_id"], "error": None,
-                           "response": {"status_code": 200,
-                                        "body": answer_for(line["body"], fault,
-                                                           self.user_answers)}})
+            output.append(_file_fault({"id": "r", "custom_id": line["custom_id"], "error": None,
+                                       "response": {"status_code": 200,
+                                                    "body": answer_for(line["body"], fault,
+                                                                       self.user_answers)}},
+                                      fault))
         batch_id = job.info["id"]
         for kind, rows in (("output", output), ("error", errors)):
             if rows:
                 file_id = f"{kind}-{batch_id}"
-                self.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+                self.files[file_id] = b"".join(
+                    r if isinstance(r, bytes) else json.dumps(r).encode() + b"\n"
+                    for r in rows)
                 job.info[f"{kind}_file_id"] = file_id
         job.info["status"] = status
         job.info["request_counts"] = {"total": len(job.lines), "completed": len(output),
                                       "failed": len(errors)}
+
+
+def _file_fault(entry: dict[str, Any], fault: str | None) -> dict[str, Any] | bytes:
+    """The output line of ``entry`` under a FILE_FAULTS fault (the entry itself, else)."""
+    text = json.dumps(entry)
+    body = entry["response"]["body"]
+    if fault == "garbled_line":
+        return b"<html>502 Bad Gateway</html>\n"
+    if fault == "truncated_line":
+        return text[: len(text) // 2].encode() + b"\n"
+    if fault == "no_custom_id":
+        return {key: value for key, value in entry.items() if key != "custom_id"}
+    if fault == "foreign_id":
+        return {**entry, "custom_id": "sha256:" + "0" * 64}
+    if fault == "duplicate":
+        error = {**entry, "response": {"status_code": 500, "body": {"error": {
+            "message": "a second, conflicting line"}}}}
+        return text.encode() + b"\n" + json.dumps(error).encode() + b"\n"
+    if fault == "invalid_utf8":
+        return text.encode().replace(b'"r"', b'"\xff\xfe"', 1) + b"\n"
+    if fault == "hostile_usage":
+        body["usage"] = {"prompt_tokens": True, "completion_tokens": 1e20,
+                         "total_tokens": "many"}
+        return entry
+    if fault == "body_not_object":
+        return {**entry, "response": {"status_code": 200, "body": json.dumps(body)}}
+    if fault == "status_as_string":
+        return {**entry, "response": {**entry["response"], "status_code": "200"}}
+    return entry

@@ -25,7 +25,7 @@ from papersift.extract.interface.app import (
 from papersift.extract.interface.cli import cli
 from papersift.extract.runs.batch import BatchError, BatchOptions, BatchProgress, prepare_request
 from papersift.prompts import load_prompt
-from papersift.testing.fakebatch import FAULTS, FakeBatchAPI, answer_for
+from papersift.testing.fakebatch import FAULTS, FILE_FAULTS, FakeBatchAPI, answer_for
 from papersift.testing.mock import FakeModel, ScriptedServer
 from tests.conftest import CORPUS, stored_rows
 
@@ -248,3 +248,32 @@ def test_a_batch_dry_run_prices_at_batch_rates_and_max_cost_is_refused(tmp_path:
     assert batch.cost_usd == pytest.approx(live.cost_usd / 2)
     with pytest.raises(BatchError, match="max-cost"):
         _batch_run(tmp_path / "w.duckdb", FakeBatchAPI(), max_cost=1.0)
+
+
+def test_a_damaged_output_file_ends_every_paper_stored_or_failed_with_its_reason(
+        tmp_path: Path) -> None:
+    """Issue 28: faults of the output file itself (FILE_FAULTS), one paper each; the run
+    finishes, every input is a row or a failure, and the good lines are all kept."""
+    probe = FakeBatchAPI()
+    _batch_run(tmp_path / "probe.duckdb", probe)
+    ids = sorted(line["custom_id"] for line in probe.uploaded_lines)
+    faults = dict(zip(ids, FILE_FAULTS, strict=False))
+    db = tmp_path / "w.duckdb"
+    summary = _batch_run(db, FakeBatchAPI(faults=faults))
+    assert summary.n_extracted + summary.n_failed == 63
+    assert stored_rows(db, "SELECT status FROM runs") == [("finished",)]
+    outcomes = dict(stored_rows(db, "SELECT paper_id, outcome FROM run_papers"))
+    assert len(outcomes) == 63
+    reasons = dict(stored_rows(db, "SELECT paper_id, reason FROM failures"))
+    assert set(reasons) <= set(faults)  # no paper without a fault fails
+    assert all(reason for reason in reasons.values())
+    # a line that is readable JSON for the paper gives its answer, hostile usage or not
+    assert outcomes[ids[FILE_FAULTS.index("hostile_usage")]] == "extracted"
+    assert outcomes[ids[FILE_FAULTS.index("duplicate")]] == "extracted"
+    lost = {ids[FILE_FAULTS.index(f)] for f in ("garbled_line", "truncated_line",
+                                                 "no_custom_id", "foreign_id")}
+    for paper in lost:  # unreadable or unidentifiable lines: said so, not "missing" alone
+        assert reasons[paper] == "batch_missing"
+    details = [row[0] for row in stored_rows(
+        db, "SELECT DISTINCT detail FROM failures WHERE reason = 'batch_missing'")]
+    assert details and all("unreadable" in detail for detail in details), details

@@ -274,14 +274,20 @@ class BatchDispatch:
         """Store every request's result: answers, error lines, and what never came back;
         the papers recorded are taken out of ``wanted``."""
         extractor = run.extractor
-        results = self.download(extractor.raw_client, record.error_file_id)
-        results.update(self.download(extractor.raw_client, record.output_file_id))
+        files = [self.download(extractor.raw_client, record.error_file_id),
+                 self.download(extractor.raw_client, record.output_file_id)]
+        results = {**files[0], **files[1]}
         reader = ResultReader(extractor, prepare_request(extractor, "")[0])
         unanswered = UNANSWERED.get(record.status, "batch_missing")
-        detail = (f"batch {record.batch_id} ended {record.status} without an answer for it"
-                  + (f" ({record.detail})" if record.detail else ""))
-        elsewhere = []
         requests = requests_of(self.warehouse, record.batch_id)
+        asked = {request.custom_id for request in requests}
+        unread = (sum(getattr(lines, "unreadable", 0) for lines in files)
+                  + sum(custom_id not in asked for custom_id in results))
+        detail = (f"batch {record.batch_id} ended {record.status} without an answer for it"
+                  + (f" ({record.detail})" if record.detail else "")
+                  + (f"; its result files held {unread} unreadable line(s) (not JSON, no "
+                     "custom_id, or one it was not asked)" if unread else ""))
+        elsewhere = []
         if len(requests) >= COLLECT_WORKERS_FROM:
             run.build_rows_in_workers()
         with run.holding_writes():  # one write per COLLECT_WRITE_EVERY, not per 16 answers

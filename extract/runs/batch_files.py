@@ -164,17 +164,26 @@ class ResultReader:
         return redact(text, self.secrets)
 
 
-def read_jsonl(text: str) -> dict[str, dict[str, Any]]:
-    """custom_id -> result line; lines that are not JSON objects are skipped (their
-    requests then count as unanswered)."""
-    found: dict[str, dict[str, Any]] = {}
+class ResultLines(dict[str, dict[str, Any]]):
+    """Result lines by custom_id, and how many lines could not be read as one."""
+
+    unreadable: int = 0
+
+
+def read_jsonl(text: str) -> ResultLines:
+    """custom_id -> result line; lines that are not JSON objects with a custom_id are
+    skipped and counted (their requests then count as unanswered, and say so)."""
+    found = ResultLines()
     for line in text.splitlines():
         if not line.strip():
             continue
         try:
             entry = json.loads(line)
         except ValueError:
+            found.unreadable += 1
             continue
         if isinstance(entry, dict) and isinstance(entry.get("custom_id"), str):
             found.setdefault(entry["custom_id"], entry)
+        else:
+            found.unreadable += 1
     return found
