@@ -41,6 +41,7 @@ from papersift.extract.runs.distributed import (
     worker_endpoint,
 )
 from papersift.testing.corpus import recorded_endpoint
+from papersift.testing.killing import KillOnce
 from tests.conftest import CORPUS, CORPUS_RECORDING, stored_rows
 
 # Columns that differ between two runs of the same answers (when and under which run id).
@@ -294,3 +295,26 @@ def test_a_worker_replaces_a_cached_answer_that_no_longer_validates(tmp_path: Pa
     merge_into(db, out, "run_again")
     assert stored_rows(db, "SELECT count(*), count(DISTINCT cache_key) FROM llm_cache "
                            "WHERE response_json::VARCHAR NOT LIKE '%nonsense%'") == [(10, 10)]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.data.context")
+def test_a_killed_ray_worker_loses_no_paper(local_ray: None, tmp_path: Path) -> None:
+    """A worker SIGKILLed in the middle of a shard (its requests in flight, nothing
+    written): Ray runs the shard again elsewhere, and every paper ends stored once, as a
+    row or a failure with its reason."""
+    corpus = small_corpus(tmp_path)
+    out = tmp_path / "out"
+    shards = shard_corpus([corpus], out, papers_per_shard=3, run_id="run_killed")
+    marker = tmp_path / "killed"
+    settings = replace(shard_settings(out, "run_killed"),
+                       transport=KillOnce(replaying(CORPUS_RECORDING), marker, at_request=2))
+    summary = run_on_ray(shards, settings, workers=2)
+    assert marker.exists(), "a worker was killed"
+    assert [r.shard for r in summary.shards] == [0, 1, 2, 3]
+    assert missing_shards(shards, out) == []
+    db = tmp_path / "w.duckdb"
+    counts = merge_into(db, out, "run_killed", inputs=[str(corpus)])
+    assert (counts.n_abstracts, counts.n_extracted, counts.n_failed) == (11, 10, 1)
+    assert stored_rows(db, "SELECT count(*), count(DISTINCT paper_id) FROM run_papers") == [
+        (11, 11)]
+    assert stored_rows(db, "SELECT count(*) FROM failures WHERE reason IS NULL") == [(0,)]
