@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import httpx2
+
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.batch import BatchOptions
@@ -125,9 +127,7 @@ def ray_rows(tmp: Path) -> list[Row]:
     return rows
 
 
-def _plain_transport() -> object:
-    import httpx2
-
+def _plain_transport() -> httpx2.BaseTransport:
     return httpx2.HTTPTransport()
 
 

@@ -12,6 +12,7 @@ trivial query: the interpreter and papersift's imports, which the limit does not
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -43,10 +44,8 @@ def folder_bytes(folder: Path) -> int:
     total = 0
     for root, _, files in os.walk(folder):
         for name in files:
-            try:
+            with contextlib.suppress(OSError):  # removed while we looked
                 total += os.lstat(os.path.join(root, name)).st_size
-            except OSError:
-                pass
     return total
 
 

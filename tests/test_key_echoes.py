@@ -49,7 +49,7 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
 keys = st.builds(lambda body: "sk-" + body,
                  st.text("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_",
                          min_size=20, max_size=48))
-noise = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+noise = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 
 
 @settings(max_examples=300, deadline=None)
@@ -91,7 +91,7 @@ def test_a_key_echoed_inside_a_successful_answer_is_stored_nowhere(tmp_path: Pat
     assert summary.n_extracted > 0
     con = duckdb.connect(str(db), read_only=True)
     try:
-        cells = []
+        cells: list[str] = []
         for (table,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall():
             for row in con.execute(f"SELECT * FROM {table}").fetchall():
                 cells.extend(str(value) for value in row)

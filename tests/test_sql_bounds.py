@@ -192,8 +192,8 @@ class _SlowFunction:
             time.sleep(0.2)
             return value
 
-        con.create_function("slow", slow, ["BIGINT"], "BIGINT",  # type: ignore[list-item]
-                            side_effects=True)  # type: ignore[arg-type]
+        con.create_function("slow", slow, ["BIGINT"], "BIGINT",  # type: ignore[list-item, arg-type]
+                            side_effects=True)
 
 
 @pytest.mark.parametrize("how", ["timeout", "ctrl-c"])
