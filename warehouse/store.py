@@ -201,7 +201,7 @@ class Warehouse(Repository):
         column_list = ", ".join(present)
         self.con.register("_incoming", incoming)
         try:
-            if keys and table in NEWEST_WINS:
+            if keys and table in NEWEST_WINS and self._any_stored(table, keys):
                 self.con.execute(newest_wins_update(table, present, "_incoming"))
             if keys:
                 # Skip rows whose key is stored already, and repeats inside the batch.
@@ -219,6 +219,14 @@ class Warehouse(Repository):
                 )
         finally:
             self.con.unregister("_incoming")
+
+    def _any_stored(self, table: str, keys: Sequence[str]) -> bool:
+        """Whether a row of ``_incoming`` has a key ``table`` stores already (rare: only
+        then is an UPDATE worth its scan of the stored values)."""
+        join = " AND ".join(f"t.{k} = i.{k}" for k in keys)
+        found = self.con.execute(
+            f"SELECT EXISTS (SELECT 1 FROM _incoming i JOIN {table} t ON {join})").fetchone()
+        return bool(found and found[0])
 
     @contextmanager
     def _keys(self, keys: Sequence[str]) -> Iterator[str]:
