@@ -35,6 +35,9 @@ QUERIES = {
         "SELECT count(*) FROM range(20000000) a(i) JOIN range(20000000) b(j) ON i = j",
     "distinct strings, 20M":
         "SELECT count(DISTINCT i::VARCHAR || repeat('x', 40)) FROM range(20000000) t(i)",
+    "spill past the cap: sort of 60M strings":
+        "SELECT max(r) FROM (SELECT row_number() OVER (ORDER BY i::VARCHAR || repeat('z', 30)"
+        ") AS r FROM range(60000000) t(i))",
     "large result, 5M rows x 3 columns":
         "SELECT i, i::VARCHAR || repeat('y', 20) AS s, i * 0.5 AS f FROM range(5000000) t(i)",
 }

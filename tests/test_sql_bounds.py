@@ -221,3 +221,17 @@ def test_a_result_larger_than_the_memory_limit_is_refused_not_held(db: Path) -> 
 ])
 def test_memory_limits_read_as_duckdb_reads_them(text: str, expected: int | None) -> None:
     assert size_bytes(text) == expected
+
+
+def test_a_query_that_spills_past_the_cap_is_stopped(db: Path, tmp_path: Path) -> None:
+    """DuckDB's max_temp_directory_size let a sort spill 2.9 GiB against 2 GB; papersift
+    watches the spill folder itself (here one already past a 1,000-byte cap)."""
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    (spill / "sort.block").write_bytes(b"x" * 2000)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        with pytest.raises(WarehouseError, match="spilled more than"):
+            _bounded(con, RUNAWAY, [], None, spill=(spill, 1000))
+    finally:
+        con.close()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import math
+import os
 import re
 import shutil
 import signal
@@ -218,6 +220,16 @@ def _fetch_bounded(cursor: duckdb.DuckDBPyConnection, budget: int | None
     return rows
 
 
+def _spilled(folder: Path) -> int:
+    """Bytes of the files under a query's spill folder (files go and come: best effort)."""
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
+
+
 _POLL_S = 0.1  # how often the waiting thread looks up (Ctrl-C is seen within this)
 
 
@@ -231,8 +243,8 @@ def run_sql(db_path: str | Path, sql: str,
 
     Bounded: the query is interrupted after ``timeout_s`` (None: never) or at Ctrl-C,
     holds at most ``memory_limit`` and ``threads`` (and its rows in Python at most about
-    ``memory_limit`` more), and spills only into a temporary folder
-    made for it and removed afterwards."""
+    ``memory_limit`` more), and spills only into a temporary folder made for it, stopped
+    past ``Bounds.max_temp_size`` and removed afterwards."""
     check_read_only(sql)
     stop = QueryStop()
     spill = Path(tempfile.mkdtemp(prefix="papersift-sql-"))
@@ -242,7 +254,8 @@ def run_sql(db_path: str | Path, sql: str,
             prepare=None if prepare is None else lambda con: prepare(con, stop))
         try:
             return _bounded(con, sql, params or [], timeout_s, stop,
-                            budget=size_bytes(memory_limit))
+                            budget=size_bytes(memory_limit),
+                            spill=(spill, size_bytes(Bounds.max_temp_size) or 0))
         finally:
             con.close()
     finally:
@@ -251,7 +264,8 @@ def run_sql(db_path: str | Path, sql: str,
 
 def _bounded(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any],
              timeout_s: float | None, stop: QueryStop | None = None, *,
-             budget: int | None = None) -> QueryResult:
+             budget: int | None = None, spill: tuple[Path, int] | None = None,
+             ) -> QueryResult:
     """Run the query in a worker thread; this thread waits, and interrupts the
     connection (and sets ``stop``) at the deadline or at Ctrl-C (DuckDB holds the GIL-free
     C call otherwise)."""
@@ -293,6 +307,12 @@ def _bounded(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[
                     and worker.is_alive():
                 stopped.append(f"query stopped after {timeout_s:g} s (--timeout); narrow "
                                "it, or pass a larger --timeout")
+                stop.set()
+                con.interrupt()
+            elif spill is not None and worker.is_alive() and _spilled(spill[0]) > spill[1]:
+                # DuckDB's max_temp_directory_size let a sort spill 2.9 GiB against 2 GB
+                stopped.append(f"query stopped: it spilled more than {spill[1] / 1e9:g} GB "
+                               "to disk; narrow it (fewer rows or columns to sort or group)")
                 stop.set()
                 con.interrupt()
     finally:
