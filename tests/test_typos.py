@@ -20,6 +20,7 @@ from papersift.warehouse.store import Batch
 ARGS: dict[tuple[str, ...], list[str]] = {
     ("search",): ["graph networks"],
     ("similar",): ["sha256:abc"],
+    ("explain",): ["sha256:abc"],
     ("query",): ["leaderboard"],
     ("sql",): ["SELECT 1"],
     ("entities", "show"): ["benchmark:coco"],
