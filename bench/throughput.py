@@ -51,7 +51,6 @@ from papersift.extract.access.endpoints import EndpointOptions, plan_endpoint
 from papersift.extract.access.extractor import Extractor
 from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.app import RunSettings, run_inputs
-from papersift.extract.runs.batch import prepare_request
 from papersift.prompts import DEFAULT_PROMPT, load_prompt
 from papersift.schemas import PaperDraft
 
@@ -147,14 +146,14 @@ def _cpu_seconds(who: int = resource.RUSAGE_SELF) -> float:
 
 
 def papersift_bodies(texts: list[str], base_url: str) -> list[bytes]:
-    """The request bodies papersift sends for these abstracts (instructor's own request
-    preparation, as the Batch path builds them), JSON-encoded once, before any timing."""
+    """The request bodies papersift sends for these abstracts (its RequestBuilder, as the
+    live and Batch paths build them), JSON-encoded once, before any timing."""
     endpoint = plan_endpoint(EndpointOptions(provider="compatible", base_url=base_url,
                                              model="gpt-4o-mini",
                                              max_tokens=MAX_TOKENS)).endpoint
     extractor = Extractor(endpoint, load_prompt(DEFAULT_PROMPT))
     try:
-        return [json.dumps(prepare_request(extractor, text)[1]).encode() for text in texts]
+        return [json.dumps(extractor.request_body(text)).encode() for text in texts]
     finally:
         extractor.close()
 
