@@ -228,11 +228,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="pass --rpm/--tpm to papersift instead of learning them")
     parser.add_argument("--repeat", type=int, default=1,
                         help="measure the bare-client scenarios this many times")
+    parser.add_argument("--corpus", type=Path,
+                        help="a real corpus file to extract instead of synthetic abstracts "
+                             "(e.g. ../shared/conferences/neurips2025.jsonl)")
     args = parser.parse_args(argv)
     chosen = [s for s in SCENARIOS if not args.scenario or s.name in args.scenario]
     work = Path(tempfile.mkdtemp(prefix="papersift-throughput-"))
-    corpus = work / "corpus"
-    write_corpus(corpus, args.papers, files=1, fmt="jsonl", seed=3)
+    corpus = args.corpus or work / "corpus"
+    if args.corpus is None:
+        write_corpus(corpus, args.papers, files=1, fmt="jsonl", seed=3)
     papers = ingest([corpus]).papers
     texts = [p.text for p in papers][: args.sequential]
     limited_rows = [s for s in chosen if not s.bare]
@@ -281,7 +285,7 @@ def bare_table(chosen: list[Scenario], corpus: Path, work: Path, texts: list[str
     """papersift next to a bare client on the same simulator settings, ``repeat`` times
     each (a fresh warehouse and simulator every time)."""
     bodies = papersift_bodies(texts, "http://127.0.0.1:1/v1")
-    print(f"\n{len(texts)} synthetic abstracts; bare client: the same bodies, as many "
+    print(f"\n{len(texts)} abstracts ({corpus.name}); bare client: the same bodies, as many "
           "threads as papersift's concurrency; load average before: "
           f"{' / '.join(f'{x:.1f}' for x in _load())}\n")
     print("| scenario | latency, slots | concurrency | bare client req/s | papersift "

@@ -71,6 +71,7 @@ def test_each_body_is_what_instructor_prepares_for_that_abstract(
                                    plain_json=plain)
     prompt = with_pool(load_prompt(), POOL) if pool else load_prompt()
     builder = RequestBuilder(endpoint, prompt)
+    assert builder.fills_in == (not pool)  # prepared once unless examples vary per abstract
     for text in (ABSTRACT, "We prove a bound. No numbers at all."):
         expected = _instructor_body(endpoint, prompt.messages(text), text)
         assert builder.body(text) == expected

@@ -70,8 +70,15 @@ class RequestBuilder:
         # bodies are shaped per abstract; every other body is the placeholder's, filled in.
         self._base = None if prompt.pool is not None else self._shaped(
             prompt.messages(PLACEHOLDER))
-        if self._base is not None and PLACEHOLDER not in json.dumps(self._base):
-            self._base = None
+        if self._base is not None and not any(
+                PLACEHOLDER in str(message.get("content")) for message in self._base["messages"]):
+            self._base = None  # the abstract did not survive as text: shape each body
+
+    @property
+    def fills_in(self) -> bool:
+        """Whether bodies are one prepared body with the abstract filled in (else each is
+        shaped by instructor's preparation anew)."""
+        return self._base is not None
 
     def _options(self) -> dict[str, Any]:
         endpoint = self.endpoint
@@ -90,7 +97,8 @@ class RequestBuilder:
         return dict(body)
 
     def body(self, text: str) -> dict[str, Any]:
-        """The first ask's body for this abstract (a fresh dict the caller may change)."""
+        """The first ask's body for this abstract: a fresh dict with fresh messages (the
+        caller may change those; the schema values are shared, read-only)."""
         if self._base is not None:
             body = dict(self._base)
             body["messages"] = [_filled(message, text) for message in self._base["messages"]]
@@ -128,10 +136,11 @@ class RequestBuilder:
 
 
 def _filled(message: dict[str, Any], text: str) -> dict[str, Any]:
+    """A copy of the message, the abstract in place of the placeholder."""
     content = message.get("content")
     if isinstance(content, str) and PLACEHOLDER in content:
         return {**message, "content": content.replace(PLACEHOLDER, text)}
-    return message
+    return dict(message)
 
 
 def serialise(body: dict[str, Any]) -> bytes:
