@@ -167,3 +167,23 @@ def test_md_json_takes_the_last_json_object_of_the_text() -> None:
     assert answer.draft is not None and answer.draft.methods == ["FooNet"]  # type: ignore[attr-defined]
     assert json_span("no json here") == "no json here"
     assert json_span("{" * (MAX_SEARCHED_CHARS + 1)) == "{" * (MAX_SEARCHED_CHARS + 1)
+
+
+@pytest.mark.parametrize("first", [b"", b'{"choices": [{"mess'])
+def test_a_json_answer_that_did_not_arrive_whole_is_asked_again_as_it_was(first: bytes) -> None:
+    broken = httpx2.Response(200, content=first, headers={"content-type": "application/json"})
+    server = ScriptedServer([broken, ok(DRAFT)])
+    outcome = _extractor(server).extract("p", ABSTRACT)
+    assert outcome.ok
+    assert server.bodies()[1] == server.bodies()[0]  # no re-ask message: nothing to correct
+    assert [c.ask for c in outcome.calls] == [1, 2]
+    assert outcome.calls[0].status in ("empty_body", "invalid")
+
+
+def test_a_json_answer_broken_on_every_ask_is_no_answer() -> None:
+    broken = httpx2.Response(200, content=b"", headers={"content-type": "application/json"})
+    server = ScriptedServer([broken, broken])
+    outcome = _extractor(server).extract("p", ABSTRACT)
+    assert outcome.failure is not None
+    assert (outcome.failure.stage, outcome.failure.reason) == ("validation", "no_answer")
+    assert outcome.failure.detail.startswith("after 2 attempt(s): ")

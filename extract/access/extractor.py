@@ -245,15 +245,21 @@ class Extractor:
             assert answer.error is not None
             log.mark_last_invalid(answer.error)
             if ask == asks:
-                raise AskFailedError(self._refused(answer.error, ask, log))
-            body = self.builder.reask(body, answer, answer.error)
+                raise AskFailedError(self._refused(answer, ask, log))
+            if answer.problem == "invalid":
+                body = self.builder.reask(body, answer, answer.error)
+            # else a JSON answer that did not arrive whole: the same body is asked again
         raise AssertionError("unreachable: the last ask returns or raises")
 
     def _read(self, response: httpx2.Response, ask: int, log: CallLog) -> Answer:
         """The answer of one ask; raises AskFailedError for one that ends the asking."""
         if not response.is_success:
             raise AskFailedError(status_failure(response, log))
-        answer = self.parser.parse(answer_json(response))
+        data = answer_json(response)
+        if data is None and "json" in response.headers.get("content-type", ""):
+            return Answer(problem="unreadable", error=ValueError(
+                f"the answer's JSON body does not decode ({len(response.content):,} bytes)"))
+        answer = self.parser.parse(data)
         if answer.problem == "length":
             raise AskFailedError(Failure(
                 "request", "length",
@@ -266,10 +272,16 @@ class Extractor:
         return answer
 
     @staticmethod
-    def _refused(error: Exception, asks: int, log: CallLog) -> Failure:
-        """Re-asks ran out: why the last answer was refused."""
-        json_error = isinstance(error, ValidationError) and is_json_error(error)
-        return Failure("validation", "invalid_json" if json_error else "schema_violation",
+    def _refused(answer: Answer, asks: int, log: CallLog) -> Failure:
+        """Asks ran out: why the last answer was refused."""
+        error = answer.error
+        if answer.problem == "unreadable":
+            reason = "no_answer"
+        elif isinstance(error, ValidationError) and is_json_error(error):
+            reason = "invalid_json"
+        else:
+            reason = "schema_violation"
+        return Failure("validation", reason,
                        log.redact(f"after {asks} attempt(s): {error}")[:4000])
 
     def take_interrupted(self) -> list[Outcome]:

@@ -154,8 +154,9 @@ class Answer:
     """What one chat completion said: a validated draft, or why not.
 
     ``problem``: None (a draft), ``no_answer`` (no choice to read: not re-asked),
-    ``length`` (cut at max_tokens: not re-asked) or ``invalid`` (the text does not
-    validate: re-asked while asks are left)."""
+    ``length`` (cut at max_tokens: not re-asked), ``invalid`` (the text does not
+    validate: re-asked while asks are left) or ``unreadable`` (a JSON body that did not
+    arrive whole: asked again as it was)."""
 
     draft: BaseModel | None = None
     problem: str | None = None
