@@ -237,6 +237,7 @@ class Extractor:
         does not validate while asks are left."""
         body = self.builder.body(text)
         asks = 1 + max(0, self.max_reasks)
+        refused: Answer | None = None  # the last answer with content that did not validate
         for ask in range(1, asks + 1):
             response = yield body
             answer = self._read(response, ask, log)
@@ -244,8 +245,10 @@ class Extractor:
                 return answer.draft  # type: ignore[return-value]
             assert answer.error is not None
             log.mark_last_invalid(answer.error)
+            if answer.problem == "invalid":
+                refused = answer
             if ask == asks:
-                raise AskFailedError(self._refused(answer, ask, log))
+                raise AskFailedError(self._refused(refused or answer, ask, log))
             if answer.problem == "invalid":
                 body = self.builder.reask(body, answer, answer.error)
             # else a JSON answer that did not arrive whole: the same body is asked again
@@ -273,7 +276,8 @@ class Extractor:
 
     @staticmethod
     def _refused(answer: Answer, asks: int, log: CallLog) -> Failure:
-        """Asks ran out: why the last answer was refused."""
+        """Asks ran out: why the last answer with content was refused (no_answer when
+        none had any)."""
         error = answer.error
         if answer.problem == "unreadable":
             reason = "no_answer"
