@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx2
 
+from papersift.extract.access.keepalive import KeepAliveTransport
 from papersift.extract.access.limits import retry_after_seconds
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.access.transport import (
@@ -37,7 +38,7 @@ from papersift.warehouse.query import run_sql
 ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json")
 TIMEOUT_S = 0.5
 POLICY = RetryPolicy(max_attempts=2, initial_wait_s=0.01, max_wait_s=0.01, jitter_s=0.0)
-PATHS = ("async", "sync")
+PATHS = ("keepalive", "sdk-async", "sdk-sync")
 Row = tuple[str, int, int, int, str]  # class, tried, held, lost, note
 
 
@@ -61,13 +62,15 @@ def _attempt(behave: Behaviour, path: str, error: type[Exception]) -> float | No
     with hostile_server(behave) as url:
         started = time.monotonic()
         try:
-            if path == "sync":
+            if path == "sdk-sync":
                 with httpx2.Client(transport=RetryingTransport(httpx2.HTTPTransport(),
                                                                policy=POLICY),
                                    timeout=TIMEOUT_S) as client:
                     client.post(url, content=b"{}")
             else:
                 inner: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport()
+                if path == "keepalive":
+                    inner = KeepAliveTransport(inner)
 
                 async def go(inner: httpx2.AsyncBaseTransport = inner) -> None:
                     async with httpx2.AsyncClient(
@@ -105,7 +108,7 @@ def hostile_figures() -> list[Row]:
         _transport_class("20 MiB body (length, chunked)", [huge, huge_chunked],
                          httpx2.RemoteProtocolError, 30.0),
         _transport_class("Content-Length -1 / 3_45 / +5", lengths,
-                         httpx2.RemoteProtocolError, 5.0),
+                         httpx2.RemoteProtocolError, 5.0, ("keepalive",)),
         ("Retry-After date past any clock", len(dates), no_wait, 0, "no wait, no crash"),
     ]
 

@@ -1,7 +1,6 @@
 """A hostile endpoint on loopback (a hand-written fake server, NOT a model): a server that
 trickles its answer, or sends '100 Continue' heads for ever, is bounded by a deadline per
-attempt on every transport path (issue 28, 4). The async path is a run's: httpx2's own
-connection pools (pools.py) under the retrying transport."""
+attempt on every transport path (issue 28, 4)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import time
 import httpx2
 import pytest
 
-from papersift.extract.access.pools import ShardedPool
+from papersift.extract.access.keepalive import KeepAliveTransport
 from papersift.extract.access.transport import (
     AsyncRetryingTransport,
     RetryingTransport,
@@ -32,7 +31,6 @@ TIMEOUT_S = 0.4  # each wait for bytes; the attempt's deadline is twice that
 POLICY = RetryPolicy(max_attempts=2, max_elapsed_s=30.0, initial_wait_s=0.01,
                      max_wait_s=0.01, jitter_s=0.0)
 Trickle = Behaviour
-LIMITS = httpx2.Limits(max_connections=None, max_keepalive_connections=None)  # as a run's
 
 
 def _async_post(url: str, transport: httpx2.AsyncBaseTransport) -> float:
@@ -47,11 +45,11 @@ def _async_post(url: str, transport: httpx2.AsyncBaseTransport) -> float:
 
 
 @pytest.mark.parametrize("behave", [continues, byte_by_byte])
-@pytest.mark.parametrize("path", ["async", "sync"])
+@pytest.mark.parametrize("path", ["keepalive", "sdk-async", "sdk-sync"])
 def test_a_trickling_server_is_bounded_by_a_deadline_per_attempt(
         behave: Trickle, path: str) -> None:
     with hostile_server(behave) as url:
-        if path == "sync":
+        if path == "sdk-sync":
             started = time.monotonic()
             transport = RetryingTransport(httpx2.HTTPTransport(), policy=POLICY)
             with httpx2.Client(transport=transport, timeout=TIMEOUT_S) as client, \
@@ -59,7 +57,10 @@ def test_a_trickling_server_is_bounded_by_a_deadline_per_attempt(
                 client.post(url, content=b"{}")
             took = time.monotonic() - started
         else:
-            took = _async_post(url, AsyncRetryingTransport(ShardedPool(LIMITS), policy=POLICY))
+            inner: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport()
+            if path == "keepalive":
+                inner = KeepAliveTransport(inner)
+            took = _async_post(url, AsyncRetryingTransport(inner, policy=POLICY))
     # two attempts, each cut at its deadline (2 x the read timeout), plus slack
     assert took < POLICY.max_attempts * 2 * TIMEOUT_S + 2.0, took
 
@@ -69,7 +70,7 @@ def test_a_malformed_content_length_is_a_protocol_error(length: bytes) -> None:
     head = b"HTTP/1.1 200 OK\r\nContent-Length: " + length + b"\r\n\r\n"
     with hostile_server(answering(head, b"{}" * 200)) as url:
         async def go() -> None:
-            transport = AsyncRetryingTransport(ShardedPool(LIMITS), policy=POLICY)
+            transport = KeepAliveTransport(httpx2.AsyncHTTPTransport())
             async with httpx2.AsyncClient(transport=transport, timeout=2.0) as client:
                 with pytest.raises(httpx2.RemoteProtocolError, match="Content-Length"):
                     await client.post(url, content=b"{}")
@@ -77,17 +78,19 @@ def test_a_malformed_content_length_is_a_protocol_error(length: bytes) -> None:
 
 
 @pytest.mark.parametrize("behave", [huge, huge_chunked])
-@pytest.mark.parametrize("path", ["async", "sync"])
+@pytest.mark.parametrize("path", ["keepalive", "sdk-async", "sdk-sync"])
 def test_a_body_over_the_cap_is_refused_on_every_path(behave: Trickle, path: str) -> None:
     policy = RetryPolicy(max_attempts=1)
     with hostile_server(behave) as url:
-        if path == "sync":
+        if path == "sdk-sync":
             transport = RetryingTransport(httpx2.HTTPTransport(), policy=policy)
             with httpx2.Client(transport=transport, timeout=5.0) as client, \
                     pytest.raises(httpx2.RemoteProtocolError, match="MiB"):
                 client.post(url, content=b"{}")
             return
-        inner = ShardedPool(LIMITS)
+        inner: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport()
+        if path == "keepalive":
+            inner = KeepAliveTransport(inner)
 
         async def go() -> None:
             async with httpx2.AsyncClient(
@@ -111,7 +114,7 @@ def test_a_late_unsolicited_answer_on_an_idle_connection_is_never_the_next_answe
 
     with hostile_server(behave) as url:
         async def go() -> list[bytes]:
-            transport = AsyncRetryingTransport(ShardedPool(LIMITS), policy=POLICY)
+            transport = KeepAliveTransport(httpx2.AsyncHTTPTransport())
             async with httpx2.AsyncClient(transport=transport, timeout=2.0) as client:
                 first = await client.post(url, content=b"{}")
                 time.sleep(0.3)  # a busy loop: the late bytes wait unread at the socket

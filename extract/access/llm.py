@@ -3,7 +3,8 @@
 Transport retries have one owner: :class:`RetryingTransport` (transport.py), a tenacity
 ``Retrying`` around each HTTP request. Validation re-asks are the extractor's, bounded
 separately. Every HTTP attempt is reported to the :class:`CallLog` (calls.py) active in
-the current context. The clients are httpx2's own, over its own connection pools.
+the current context. The clients are httpx2's; an async run's plain-HTTP connections are
+papersift's own (keepalive.py), its https ones httpx2's pools.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import httpx2
 
 from papersift.extract.access.calls import CallLog, CallRecord, call_log, current_log, redact
 from papersift.extract.access.credentials import check_endpoint_url, redact_url
+from papersift.extract.access.keepalive import KeepAliveTransport
 from papersift.extract.access.limits import RequestGate
 from papersift.extract.access.pools import ShardedPool, shared_ssl_context
 from papersift.extract.access.transport import (
@@ -140,10 +142,11 @@ def build_async_http(
     """The async HTTP client for the endpoint: retrying, logging and paced."""
     check_endpoint(endpoint)
     if transport is None:
-        # httpx2's own connections, in small pools, so the walk each pool makes after a
-        # request stays short (pools.py).
-        inner: httpx2.AsyncBaseTransport = ShardedPool(
-            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=None))
+        # Plain HTTP on papersift's own keep-alive connections (keepalive.py: measured
+        # faster than httpx2's pools and than aiohttp, see docs/architecture.md); https in
+        # httpx2's small pools, so the walk each pool makes after a request stays short.
+        inner: httpx2.AsyncBaseTransport = KeepAliveTransport(fallback=ShardedPool(
+            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=None)))
     elif isinstance(transport, httpx2.AsyncBaseTransport):
         inner = transport
     else:
