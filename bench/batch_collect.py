@@ -29,8 +29,8 @@ from bench.simendpoint import completion_for
 from bench.synth import write_corpus
 from papersift.extract.access.extractor import Extractor
 from papersift.extract.access.llm import Endpoint
-from papersift.extract.domain.ingest import ingest
 from papersift.extract.runs.batch import BatchDispatch, read_jsonl
+from papersift.extract.runs.ingest_files import ingest
 from papersift.extract.runs.pipeline import Runner, ingest_batch, jobs_from
 from papersift.prompts import load_prompt
 from papersift.warehouse import Warehouse

@@ -174,7 +174,7 @@ def one_pass(db: Path, embeddings: bool) -> dict[str, Any]:
         counting = _CountingEmbedder(loaded) if loaded is not None else None
     with Warehouse(db) as warehouse:
         passes = warehouse.con.execute("SELECT count(*) FROM entity_passes").fetchone()
-        summary = canonicalise(warehouse.con, CanonOptions(embeddings=embeddings),
+        summary = canonicalise(warehouse, CanonOptions(embeddings=embeddings),
                                embedder=counting)
         after = warehouse.con.execute("SELECT count(*) FROM entity_passes").fetchone()
     embedded = ({"names_embedded": counting.names, "embed_cpu_s": round(counting.cpu_s, 2)}

@@ -80,7 +80,7 @@ def papersift(*args: str) -> list[str]:
 
 
 def texts_of(path: Path) -> list[str]:
-    from papersift.extract.domain.ingest import ingest
+    from papersift.extract.runs.ingest_files import ingest
 
     return [paper.text for paper in ingest([path]).papers]
 

@@ -341,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--per-abstract", type=int, default=6)
     args = parser.parse_args(argv)
 
-    from papersift.extract.domain.ingest import ingest
+    from papersift.extract.runs.ingest_files import ingest
 
     abstracts = [paper.text for paper in ingest(args.paths).papers]
     cases = build_cases(abstracts, seed=args.seed, per_abstract=args.per_abstract)

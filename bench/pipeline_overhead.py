@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from papersift.extract.access.llm import Endpoint
-from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.runs.ingest_files import ingest
 from papersift.testing.mock import FakeModel
 
 ROOT = Path(__file__).resolve().parent.parent

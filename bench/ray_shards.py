@@ -22,7 +22,6 @@ import duckdb
 import httpx2
 
 from papersift.extract.access.llm import Endpoint, RetryPolicy
-from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.distributed import (
     ShardSettings,
@@ -31,6 +30,7 @@ from papersift.extract.runs.distributed import (
     run_on_ray,
     shard_corpus,
 )
+from papersift.extract.runs.ingest_files import ingest
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -34,6 +34,7 @@ from papersift.extract.interface.discover import build_areas
 from papersift.report.render import write_report
 from papersift.warehouse import search
 from papersift.warehouse.db import connect
+from papersift.warehouse.repository import Repository
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -176,7 +177,7 @@ def report_figures(count: int) -> None:
     con = connect(db)
     try:
         started = time.perf_counter()
-        _, k, _ = build_areas(con, MODEL_ID)
+        _, k, _ = build_areas(Repository(con), MODEL_ID)
         mapped = time.perf_counter() - started
     finally:
         con.close()

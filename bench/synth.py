@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from papersift.extract.domain.assemble import sentence_spans
-from papersift.extract.domain.ingest import ingest
+from papersift.extract.runs.ingest_files import ingest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = REPO_ROOT / "examples" / "neurips-2026"

@@ -49,8 +49,8 @@ from bench.simendpoint import SimConfig, SimEndpoint, parse_latency
 from bench.synth import write_corpus
 from papersift.extract.access.endpoints import EndpointOptions, plan_endpoint
 from papersift.extract.access.extractor import Extractor
-from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.runs.ingest_files import ingest
 from papersift.prompts import DEFAULT_PROMPT, load_prompt
 from papersift.schemas import PaperDraft
 

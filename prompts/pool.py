@@ -25,6 +25,7 @@ import dataclasses
 import hashlib
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,18 @@ def load_pool(path: Path, k: int = DEFAULT_K) -> FewshotPool:
                           "the edit")
     examples = tuple(Example(abstract=item["abstract"], answer=item["answer"]) for item in raw)
     return FewshotPool(examples=examples, version=version, k=k)
+
+
+def answering(pool: FewshotPool, keys: Collection[str]) -> FewshotPool:
+    """The pool with each example's answer cut to ``keys`` (the run's draft fields): a
+    pool written with user fields serves a run without them, or with others; a pool that
+    loses nothing is the same pool (the same version)."""
+    examples = tuple(Example(e.abstract, {k: v for k, v in e.answer.items() if k in keys})
+                     for e in pool.examples)
+    if examples == pool.examples:
+        return pool
+    raw = [{"abstract": e.abstract, "answer": e.answer} for e in examples]
+    return FewshotPool(examples=examples, version=examples_version(raw), k=pool.k)
 
 
 def with_pool(prompt: Prompt, pool: FewshotPool) -> Prompt:

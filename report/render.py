@@ -21,6 +21,7 @@ from markupsafe import Markup, escape
 from papersift.errors import PapersiftError
 from papersift.report.markup import Span, segments
 from papersift.warehouse.report import (
+    CUSTOM_PREFIX,
     FIELDS,
     TITLES,
     Item,
@@ -134,6 +135,10 @@ def card_filters(card: PaperCard) -> dict[str, str]:
                             ensure_ascii=False),
         "numbers": "1" if card.has_numbers else "0",
         "flagged": "1" if card.flagged else "0",
+        "custom": json.dumps({field: _names(card.of(field)) for field in
+                              dict.fromkeys(i.field for i in card.items
+                                            if i.field.startswith(CUSTOM_PREFIX))},
+                             ensure_ascii=False),
     }
 
 
@@ -160,13 +165,17 @@ def _options(counts: Iterable[tuple[str, int]]) -> list[tuple[str, str, int]]:
     return [(normalise_name(label), label, n) for label, n in counts]
 
 
-def _filter_options(data: ReportData) -> dict[str, list[tuple[str, str, int]]]:
-    """Every task, benchmark and contribution type, for the filter menus."""
+def _filter_options(data: ReportData) -> dict[str, Any]:
+    """Every task, benchmark and contribution type, and each user field's values
+    (``custom``: field, title, options), for the filter menus."""
     everything = summarise(list(data.papers), [], top=None)
     return {
         "tasks": _options((c.label, c.papers) for c in everything.top_tasks),
         "benchmarks": _options((c.label, c.papers) for c in everything.top_benchmarks),
         "types": _options((c.label, c.papers) for c in everything.contribution_types),
+        "custom": [(field, data.titles.get(field, field),
+                    _options((c.label, c.papers) for c in counts))
+                   for field, counts in everything.custom],
     }
 
 
@@ -263,6 +272,7 @@ def render_html(data: ReportData, *, first_page: int = FIRST_PAGE,
         overview=data.overview,
         fields=data.fields,
         field_titles=data.titles,
+        field_descriptions=data.descriptions,
         abstract_html=abstract_html,
         card_filters=card_filters,
         filter_options=_filter_options(data),

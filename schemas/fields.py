@@ -129,6 +129,8 @@ BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
 # Items of user-defined fields: one generic long table, one view per field on top of it.
 CUSTOM_TABLE = "custom_items"
 CUSTOM_VIEW = "custom"
+# A user field's items as the report, `serve` and corrections name them: custom-NAME.
+CUSTOM_ITEM_PREFIX = "custom-"
 CUSTOM_COLUMNS: tuple[tuple[str, str], ...] = (
     *KEY_COLUMNS[:2], ("field", "VARCHAR"), ("idx", "INTEGER"), ("value", "VARCHAR"),
     ("unit", "VARCHAR"), *EVIDENCE_COLUMNS)
@@ -150,13 +152,23 @@ def child_tables() -> tuple[str, ...]:
 # --------------------------------------------------------------------------- user fields
 
 
+# Catch-all choice values: no word of an abstract states "other", so such a value is
+# grounded only through cue phrases declared for it, else kept flagged (alignment none).
+GENERIC_CHOICES = frozenset({"other", "others", "none", "unknown", "unclear", "mixed",
+                             "misc", "n/a", "na", "not_applicable", "unspecified", "neither"})
+
+ValueCues = tuple[tuple[str, tuple[str, ...]], ...]
+
+
 @dataclass(frozen=True)
 class Ground:
     """Marks a user field with its grounding, inside ``Annotated``: ``Annotated[list[str],
-    Ground("name")]``. ``cues`` are the words that evidence a true flag."""
+    Ground("name")]``. ``cues`` are the words that evidence a true flag; ``value_cues``
+    the phrases that evidence each value of a choice."""
 
     kind: Grounding
     cues: tuple[str, ...] = ()
+    value_cues: ValueCues = ()
 
     def __post_init__(self) -> None:
         if self.kind not in GROUNDINGS or self.kind == "detect":
@@ -180,8 +192,13 @@ def Flag(*cues: str) -> Ground:  # noqa: N802
     return Ground("flag", tuple(cues))
 
 
-def Choice() -> Ground:  # noqa: N802 - the values come from the field's Literal[...]
-    return Ground("choice")
+def Choice(**cues: str | tuple[str, ...]) -> Ground:  # noqa: N802 - values: the Literal
+    """A classification: ``Choice(other=("outperforms prior",))`` declares phrases that
+    evidence a value; a value is otherwise evidenced by its own words (never a catch-all
+    value such as "other")."""
+    return Ground("choice", value_cues=tuple(
+        (value, (said,) if isinstance(said, str) else tuple(said))
+        for value, said in cues.items()))
 
 
 _FIELD_NAME = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
@@ -196,10 +213,40 @@ class CustomField:
     many: bool  # a list of items, or one value
     cues: tuple[str, ...] = ()
     choices: tuple[str, ...] = ()
+    value_cues: ValueCues = ()
+    description: str = ""  # written for the model (the prompt note, the report's heading)
 
     @property
     def view(self) -> str:
         return f"{CUSTOM_VIEW}_{self.name}"
+
+    @property
+    def item_type(self) -> str:
+        """Its items' type in the report, `serve` and corrections."""
+        return f"{CUSTOM_ITEM_PREFIX}{self.name}"
+
+    @property
+    def summary_column(self) -> str:
+        """Its column in the wide paper table (paper_summary, papers.csv, the workbook)."""
+        return f"{CUSTOM_VIEW}_{self.name}"
+
+    def cues_for(self, value: str) -> tuple[str, ...]:
+        """The phrases declared to evidence one choice value."""
+        return dict(self.value_cues).get(value, ())
+
+    def as_data(self) -> dict[str, Any]:
+        """The declaration as JSON data (shipped to workers, stored in the warehouse)."""
+        return {"name": self.name, "grounding": self.grounding, "many": self.many,
+                "cues": list(self.cues), "choices": list(self.choices),
+                "value_cues": [[value, list(said)] for value, said in self.value_cues],
+                "description": self.description}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> CustomField:
+        return cls(data["name"], data["grounding"], bool(data["many"]), tuple(data["cues"]),
+                   tuple(data["choices"]),
+                   tuple((value, tuple(said)) for value, said in data.get("value_cues", ())),
+                   data.get("description", ""))
 
 
 # More user fields than this is a mistake, not a schema: every field is a part of each
@@ -208,6 +255,12 @@ MAX_CUSTOM_FIELDS = 64
 # The JSON types a grounding's values may have (one value, or a list's items).
 _GROUNDING_TYPES = {"name": {"string"}, "phrase": {"string"}, "choice": {"string"},
                     "number": {"number", "integer", "string"}, "flag": {"boolean"}}
+
+
+def custom_item_field(item_type: str) -> str | None:
+    """The user field an item type (custom-NAME) names, else None."""
+    name = item_type.removeprefix(CUSTOM_ITEM_PREFIX)
+    return name if name != item_type and _FIELD_NAME.match(name) else None
 
 
 def builtin_names() -> set[str]:
@@ -251,7 +304,12 @@ def custom_fields(model: type[BaseModel], taken: set[str]) -> tuple[CustomField,
         if kind == "choice" and not values:
             raise ValueError(f"{where}: a Choice() field needs a Literal[...] of its values")
         _check_type(where, kind, schema.get("items", {}) if many else schema)
-        found.append(CustomField(name, kind, many, marks[0].cues, tuple(values)))
+        unknown = sorted({value for value, _ in marks[0].value_cues} - set(values))
+        if unknown:
+            raise ValueError(f"{where}: cues for {', '.join(unknown)}, which is not one of "
+                             "its values")
+        found.append(CustomField(name, kind, many, marks[0].cues, tuple(values),
+                                 marks[0].value_cues, info.description or ""))
     if not found:
         raise ValueError(f"{model.__name__}: declares no fields")
     return tuple(found)
@@ -269,11 +327,14 @@ def _check_type(where: str, kind: str, schema: dict[str, Any]) -> None:
                          "change its type or its grounding")
 
 
-def fields_hash(model: type[BaseModel], fields: tuple[CustomField, ...]) -> str:
-    """A content hash of a user's fields: their JSON schema and their groundings."""
+def fields_hash(schema: dict[str, Any], fields: tuple[CustomField, ...]) -> str:
+    """A content hash of a user's fields: their JSON schema and their groundings (a
+    choice's value cues only when declared, so files without them keep their hash)."""
     document: dict[str, Any] = {
-        "schema": model.model_json_schema(),
-        "grounding": [[f.name, f.grounding, list(f.cues)] for f in fields],
+        "schema": schema,
+        "grounding": [[f.name, f.grounding, list(f.cues)]
+                      + ([[v, list(c)] for v, c in f.value_cues] if f.value_cues else [])
+                      for f in fields],
     }
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()

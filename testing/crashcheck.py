@@ -14,12 +14,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
-
 from papersift.testing.corpus import CORPUS
 from papersift.testing.faultcheck import integrity
 from papersift.testing.sim import SimEndpoint, fault_profile, running
-from papersift.warehouse.db import connect
+from papersift.warehouse.repository import open_repository
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
 ABSTRACTS = 63  # distinct abstracts in the bundled corpus
@@ -51,12 +49,9 @@ def _command(db: Path, server: SimEndpoint, concurrency: int) -> list[str]:
 
 def stored_papers(db: Path) -> set[str]:
     """Papers whose answer is in the cache: a later run must not request them again."""
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        rows = con.execute("SELECT DISTINCT e.paper_id FROM llm_cache c "
-                           "JOIN extractions e USING (cache_key)").fetchall()
-    finally:
-        con.close()
+    with open_repository(db, read_only=True) as repo:
+        rows = repo.fetch_all("SELECT DISTINCT e.paper_id FROM llm_cache c "
+                              "JOIN extractions e USING (cache_key)")
     return {row[0] for row in rows}
 
 
@@ -65,14 +60,14 @@ def check_opens(db: Path, trial: Trial, label: str) -> bool:
     if not db.exists():
         return True  # killed before DuckDB created the file: nothing to check
     try:
-        con = connect(db)
+        repo = open_repository(db)
     except Exception as error:
         trial.problems.append(f"{label}: the warehouse does not open: {error}")
         return False
     try:
-        trial.problems += [f"{label}: {problem}" for problem in integrity(con)]
+        trial.problems += [f"{label}: {problem}" for problem in integrity(repo)]
     finally:
-        con.close()
+        repo.close()
     return True
 
 
@@ -151,17 +146,14 @@ def run_trial(number: int, rng: random.Random, folder: Path, *, concurrency: int
 
 def final_counts(db: Path, trial: Trial) -> None:
     """The last run accounts for every abstract, and its cache hits are what was stored."""
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        row = con.execute(
+    with open_repository(db, read_only=True) as repo:
+        row = repo.fetch_one(
             "SELECT run_id, n_abstracts, n_extracted, n_cached, n_failed, status FROM runs "
-            "ORDER BY started DESC LIMIT 1").fetchone()
-        statuses = Counter(r[0] for r in con.execute("SELECT status FROM runs").fetchall())
+            "ORDER BY started DESC LIMIT 1")
+        statuses = Counter(r[0] for r in repo.fetch_all("SELECT status FROM runs"))
         assert row is not None
-        outcomes = con.execute("SELECT count(*) FROM run_papers WHERE run_id = ?",
-                               [row[0]]).fetchone()
-    finally:
-        con.close()
+        outcomes = repo.fetch_one("SELECT count(*) FROM run_papers WHERE run_id = ?",
+                                  [row[0]])
     _, n, extracted, cached, failed, status = row
     trial.final = (f"{n} abstracts: {extracted} extracted, {cached} from cache, {failed} failed"
                    f"; runs {dict(statuses)}")

@@ -1,7 +1,8 @@
 """A hand-written fake of OpenAI's Files and Batches routes (NOT a recording, not a model).
 
 It stores uploaded files, accepts batches, and ends each batch after a chosen number of
-polls with a chosen status, answering each line with drafts.first_words or with a
+polls with a chosen status, answering each line with drafts.first_words (plus, for a run
+with user fields, the fixed answers ``user_answers`` gives for its abstract) or with a
 scripted fault (an HTTP error line, broken JSON, a schema violation, a truncated answer, or
 no line at all). Used through httpx2.MockTransport, so the real openai SDK talks to it.
 """
@@ -9,6 +10,7 @@ no line at all). Used through httpx2.MockTransport, so the real openai SDK talks
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,10 +22,16 @@ from papersift.testing.drafts import first_words
 FAULTS = ("http_500", "server_error", "invalid_json", "schema_violation", "length", "missing")
 
 
-def answer_for(body: dict[str, Any], fault: str | None = None) -> dict[str, Any]:
-    """A chat-completion body for one request: the fake draft, as a tool call when the
-    request offers tools, else as message content; or the scripted fault."""
-    draft = first_words(last_abstract(body))
+UserAnswers = Callable[[str], dict[str, Any]]
+
+
+def answer_for(body: dict[str, Any], fault: str | None = None,
+               user_answers: UserAnswers | None = None) -> dict[str, Any]:
+    """A chat-completion body for one request: the fake draft (with ``user_answers`` of
+    the abstract added), as a tool call when the request offers tools, else as message
+    content; or the scripted fault."""
+    abstract = last_abstract(body)
+    draft = {**first_words(abstract), **(user_answers(abstract) if user_answers else {})}
     text = json.dumps(draft)
     if fault == "invalid_json":
         text = text[: len(text) // 2]
@@ -56,6 +64,7 @@ class FakeBatchAPI:
     refuse_uploads: bool = False  # answer uploads with HTTP 400
     failing_polls: int = 0  # answer this many polls with HTTP 401
     polls: int = 0
+    user_answers: UserAnswers | None = None  # a run's user fields, answered by abstract
 
     def transport(self) -> httpx2.MockTransport:
         return httpx2.MockTransport(self)
@@ -145,7 +154,8 @@ class FakeBatchAPI:
                 continue
             output.append({"id": "r", "custom_id": line["custom_id"], "error": None,
                            "response": {"status_code": 200,
-                                        "body": answer_for(line["body"], fault)}})
+                                        "body": answer_for(line["body"], fault,
+                                                           self.user_answers)}})
         batch_id = job.info["id"]
         for kind, rows in (("output", output), ("error", errors)):
             if rows:

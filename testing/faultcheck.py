@@ -12,12 +12,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
-
-from papersift.extract.domain.ingest import ingest
+from papersift.extract.runs.ingest_files import ingest
 from papersift.testing.corpus import CORPUS
 from papersift.testing.expected import expected_outcome
 from papersift.testing.sim import SimEndpoint
+from papersift.warehouse.repository import Repository, open_repository
 
 # Keyed tables and their keys: a key stored twice is a duplicate.
 KEYS = {
@@ -112,13 +111,11 @@ class Accounting:
         return out
 
 
-def duplicates(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+def duplicates(repo: Repository) -> dict[str, int]:
     """Duplicate keyed rows per table (0 everywhere in a healthy warehouse)."""
     found = {}
     for table, key in KEYS.items():
-        row = con.execute(
-            f"SELECT count(*) - count(DISTINCT ({key})) FROM {table}"
-        ).fetchone()
+        row = repo.fetch_one(f"SELECT count(*) - count(DISTINCT ({key})) FROM {table}")
         assert row is not None
         found[table] = int(row[0])
     return found
@@ -128,21 +125,18 @@ def account(db: Path, server: SimEndpoint, run_id: str, *, max_attempts: int,
             max_reasks: int) -> Accounting:
     """Check run ``run_id`` in ``db`` against everything ``server`` served."""
     result = Accounting()
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        rows = con.execute(
+    with open_repository(db, read_only=True) as repo:
+        rows = repo.fetch_all(
             "SELECT r.paper_id, r.outcome, e.lenient, f.reason FROM run_papers r "
             "LEFT JOIN extractions e USING (extraction_id) "
             "LEFT JOIN failures f ON f.run_id = r.run_id AND f.paper_id = r.paper_id "
-            "WHERE r.run_id = ?", [run_id]).fetchall()
-        count = con.execute("SELECT n_abstracts FROM runs WHERE run_id = ?", [run_id]).fetchone()
+            "WHERE r.run_id = ?", [run_id])
+        count = repo.fetch_one("SELECT n_abstracts FROM runs WHERE run_id = ?", [run_id])
         # A connection that was never made is a call the server cannot have served (seen
         # when a loaded machine makes connect() slower than the tests' 0.3 s timeout).
-        calls = con.execute("SELECT count(*) FROM calls WHERE run_id = ? AND NOT "
-                            "coalesce(error LIKE 'Connect%', false)", [run_id]).fetchone()
-        result.duplicates = duplicates(con)
-    finally:
-        con.close()
+        calls = repo.fetch_one("SELECT count(*) FROM calls WHERE run_id = ? AND NOT "
+                               "coalesce(error LIKE 'Connect%', false)", [run_id])
+        result.duplicates = duplicates(repo)
     assert count is not None and calls is not None
     result.abstracts = int(count[0])
     result.calls_stored = int(calls[0])
@@ -178,7 +172,7 @@ def account(db: Path, server: SimEndpoint, run_id: str, *, max_attempts: int,
     return result
 
 
-def integrity(con: duckdb.DuckDBPyConnection) -> list[str]:
+def integrity(repo: Repository) -> list[str]:
     """Cross-table consistency of a warehouse; empty when every row has its partners.
 
     Checked after a kill: a batch is one transaction, so an extraction without its item
@@ -222,9 +216,9 @@ def integrity(con: duckdb.DuckDBPyConnection) -> list[str]:
                 SELECT count(*) FROM run_papers r WHERE r.run_id = u.run_id)""",
     }
     found = [f"{table}: {count} duplicate row(s)"
-             for table, count in duplicates(con).items() if count]
+             for table, count in duplicates(repo).items() if count]
     for label, sql in checks.items():
-        row = con.execute(sql).fetchone()
+        row = repo.fetch_one(sql)
         if row is not None and row[0]:
             found.append(f"{label}: {row[0]}")
     return found

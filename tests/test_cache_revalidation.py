@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from papersift.extract.access.llm import Endpoint
-from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.runs.ingest_files import ingest
 from papersift.schemas import PaperDraft
 from papersift.testing.sim import fault_profile, running
 from tests.conftest import CORPUS

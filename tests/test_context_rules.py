@@ -44,8 +44,13 @@ def test_a_name_that_says_what_kind_of_method_it_is_is_not_the_methods_name() ->
             "algorithm that replaces the target network, and name the critic TwinRidge.")
     start = text.index("OOT algorithm")
     assert names_a_kind(text, start, start + 3)
-    got = assemble(_draft(["OOT algorithm", "TwinRidge"]), text).extraction.methods
-    assert [m.name for m in got] == ["TwinRidge"]
+    assembled = assemble(_draft(["OOT algorithm", "TwinRidge"]), text)
+    assert "TwinRidge" in [m.name for m in assembled.extraction.methods]
+    # the rule is now one feature of the decision: it lowers OOT's score below the name
+    # nothing objects to, and explains it
+    scores = {d.name: d for d in assembled.decisions}
+    assert "rule:kind_of_method" in scores["OOT"].features
+    assert scores["OOT"].score < scores["TwinRidge"].score - 0.2
     proper = "We propose OOT, a novel algorithm for tuning."
     assert not names_a_kind(proper, proper.index("OOT"), proper.index("OOT") + 3)
 

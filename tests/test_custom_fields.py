@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-import pytest
 from click.testing import CliRunner
 
 from papersift.extract.access.llm import Endpoint
@@ -178,12 +177,30 @@ def test_a_missing_fields_file_is_one_clean_message(tmp_path: Path) -> None:
     assert "no fields file" in result.output and "Traceback" not in result.output
 
 
-def test_user_fields_are_refused_with_batch_mode(tmp_path: Path) -> None:
-    from papersift.extract.runs.batch import BatchError, BatchOptions
+def test_user_fields_go_through_batch_mode(tmp_path: Path) -> None:
+    """The batch request file carries the user fields' schema and prompt lines, and the
+    collected answers are grounded into the same rows as live answers."""
+    from papersift.extract.runs.batch import BatchOptions
+    from papersift.testing.fakebatch import FakeBatchAPI
 
-    corpus = tmp_path / "a.txt"
-    corpus.write_text(TABULAR, encoding="utf-8")
-    settings = RunSettings(db=tmp_path / "w.duckdb", fields=EXAMPLE, batch=BatchOptions())
-    with pytest.raises(BatchError, match="--fields runs live requests only"):
-        run_inputs([str(corpus)], settings, transport=httpx2.MockTransport(fake_fields_model()),
-                   endpoint=ENDPOINT)
+    live = tmp_path / "live"
+    live.mkdir()
+    _run(live, fake_fields_model(), EXAMPLE)
+    own = {"baselines", "model_sizes", "limitation", "proves_theory", "setting"}
+    api = FakeBatchAPI(polls_to_finish=1, user_answers=lambda abstract: {
+        key: value for draft_key, draft in DRAFTS.items() if draft_key in abstract
+        for key, value in draft.items() if key in own})
+    corpus = tmp_path / "abstracts.txt"
+    corpus.write_text(f"{RETRIEVAL}\n\n{TABULAR}\n", encoding="utf-8")
+    endpoint = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json",
+                        api_key="sk-test-secret-0123456789")
+    settings = RunSettings(db=tmp_path / "b.duckdb", fields=EXAMPLE,
+                           batch=BatchOptions(poll_interval_s=0.0))
+    _, summary = run_inputs([str(corpus)], settings, transport=api.transport(),
+                            endpoint=endpoint)
+    assert (summary.n_extracted, summary.n_failed) == (2, 0)
+    body = json.dumps(api.uploaded_lines[0]["body"])
+    assert "proves_theory" in body and "Also answer these fields" in body
+    query = ("SELECT p.text[:12], field, idx, value, unit, alignment, mention_start "
+             "FROM custom c JOIN papers p USING (paper_id) ORDER BY ALL")
+    assert _rows(tmp_path / "b.duckdb", query) == _rows(live / "w.duckdb", query)

@@ -102,7 +102,7 @@ def test_vectors_match_the_recorded_corpus_vectors(embedder: embedding.Embedder)
     """tests/data/corpus_vectors.npz was recorded by the earlier, slower forward pass: the
     batched one gives the same vectors (checked on the 6 shortest bundled abstracts and 2
     non-ASCII ones, to keep the test fast)."""
-    from papersift.extract.domain.ingest import ingest
+    from papersift.extract.runs.ingest_files import ingest
 
     recorded = np.load(CORPUS_VECTORS)
     by_key = dict(zip((str(k) for k in recorded["keys"]), recorded["vectors"], strict=True))

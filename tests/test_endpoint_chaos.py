@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from papersift.extract.access.llm import Endpoint, RetryPolicy
-from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.runs.ingest_files import ingest
 from papersift.extract.runs.pipeline import RunSummary
 from papersift.testing.drafts import HOSTILE_DRAFTS, hostile_answer
 from papersift.testing.sim import SimConfig, SimEndpoint, fault_profile, running

@@ -186,7 +186,7 @@ def test_embedding_stage_merges_guarded_pairs_once(db: Path) -> None:
                         "alignment) VALUES (?, ?, ?, ?, 'x', 'exact')",
                         [extraction, paper, 100 + idx, name])
         fake = BagOfWordsEmbedder()
-        first = canonicalise(con, CanonOptions(threshold=0.9), embedder=fake)
+        first = canonicalise(warehouse, CanonOptions(threshold=0.9), embedder=fake)
         assert not first.up_to_date and fake.embedded
         rows = con.execute("SELECT a_key, b_key, verdict, stage, score FROM entity_decisions "
                            "WHERE stage IN ('embedding', 'guard')").fetchall()
@@ -200,7 +200,7 @@ def test_embedding_stage_merges_guarded_pairs_once(db: Path) -> None:
                             "('CIFAR-10', 'CIFAR-100')").fetchone()
         assert apart == (2,)
         asked = len(fake.embedded)
-        again = canonicalise(con, CanonOptions(threshold=0.9), embedder=fake)
+        again = canonicalise(warehouse, CanonOptions(threshold=0.9), embedder=fake)
         assert again.up_to_date and len(fake.embedded) == asked  # nothing embedded twice
 
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from papersift.extract.access.llm import Endpoint, RetryPolicy
-from papersift.extract.domain.ingest import ingest, paper_id_for
+from papersift.extract.domain.ingest import paper_id_for
 from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.runs.ingest_files import ingest
 from papersift.extract.runs.pipeline import RunSummary
 from papersift.testing.faultcheck import account, variant_corpus
 from papersift.testing.sim import FAULTS, Rule, SimEndpoint, fault_profile, running

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from papersift.extract.domain.ingest import ingest
+from papersift.extract.runs.ingest_files import ingest
 from papersift.testing.sim import fault_profile, running
 from tests.conftest import CORPUS
 from tests.hostile import generate

@@ -17,7 +17,7 @@ from papersift.extract.domain.grounding import (
     align,
     normalize,
 )
-from papersift.extract.domain.ingest import ingest
+from papersift.extract.runs.ingest_files import ingest
 
 ROOT = Path(__file__).resolve().parents[1]
 

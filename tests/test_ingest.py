@@ -10,13 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from papersift.extract.domain.ingest import (
-    IngestResult,
-    Paper,
-    ingest,
-    paper_id_for,
-    parse_venue_year,
-)
+from papersift.extract.domain.ingest import IngestResult, Paper, paper_id_for, parse_venue_year
+from papersift.extract.runs.ingest_files import ingest
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = "examples/neurips-2026/"

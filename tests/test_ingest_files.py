@@ -10,7 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, IngestResult, ingest, paper_id_for
+from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, IngestResult, paper_id_for
+from papersift.extract.runs.ingest_files import ingest
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = "tests/data/bad"

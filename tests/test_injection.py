@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from papersift.extract.access.llm import Endpoint, RetryPolicy
-from papersift.extract.domain.ingest import ingest, paper_id_for
+from papersift.extract.domain.ingest import paper_id_for
 from papersift.extract.interface.app import RunSettings, run_inputs
+from papersift.extract.runs.ingest_files import ingest
 from papersift.prompts import load_prompt
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.testing.drafts import valid_answer

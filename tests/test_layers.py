@@ -40,3 +40,22 @@ def test_no_sql_outside_the_warehouse() -> None:
 
 def test_the_check_sees_sql() -> None:
     assert _sql_strings(ROOT / "warehouse" / "reads.py")  # the same check finds real queries
+
+
+def _connection_uses(path: Path) -> list[int]:
+    """Lines that reach for a warehouse's connection (``x.con``) or name DuckDB."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree)
+            if (isinstance(node, ast.Attribute) and node.attr in ("con", "DuckDBPyConnection"))
+            or (isinstance(node, ast.Name) and node.id == "duckdb")]
+
+
+def test_no_connection_outside_the_warehouse() -> None:
+    """Code outside warehouse/ holds a Repository (warehouse.repository), never the
+    connection inside it; the import contract keeps ``import duckdb`` out, this check
+    the connection itself (the test harness included)."""
+    modules = _shipped_outside_the_warehouse() + sorted((ROOT / "testing").rglob("*.py"))
+    found = {str(path.relative_to(ROOT)): _connection_uses(path) for path in modules}
+    assert {name: lines for name, lines in found.items() if lines} == {}
+    assert _connection_uses(ROOT / "warehouse" / "store.py")  # the check sees them
+

@@ -19,6 +19,7 @@ from papersift.extract.interface.discover import build_areas
 from papersift.report.render import write_report
 from papersift.warehouse.db import connect
 from papersift.warehouse.query import run_sql
+from papersift.warehouse.repository import Repository
 from tests.searchtools import copy_db, store_recorded
 
 pytestmark = pytest.mark.browser
@@ -32,7 +33,7 @@ def mapped_db(corpus_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     store_recorded(db)
     con = connect(db)
     try:
-        build_areas(con, MODEL_ID)
+        build_areas(Repository(con), MODEL_ID)
     finally:
         con.close()
     return db

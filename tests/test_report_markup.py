@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from papersift.extract.domain.ingest import ingest
+from papersift.extract.runs.ingest_files import ingest
 from papersift.report.markup import Span, find_markup, segments
 from tests.conftest import CORPUS
 

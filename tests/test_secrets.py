@@ -14,8 +14,8 @@ from pathlib import Path
 import duckdb
 from click.testing import CliRunner
 
-from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.cli import cli
+from papersift.extract.runs.ingest_files import ingest
 from papersift.testing.sim import SimConfig, SimEndpoint, fault_profile, running
 from tests.conftest import CORPUS
 

@@ -18,7 +18,7 @@ from bench.synth import synth_papers, write_corpus
 from papersift.extract.access.extractor import Extractor
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.domain.assemble import assemble, result_numbers
-from papersift.extract.domain.ingest import ingest
+from papersift.extract.runs.ingest_files import ingest
 from papersift.prompts import load_prompt
 from papersift.schemas import PaperDraft, draft_json_schema
 from papersift.testing.sim import (

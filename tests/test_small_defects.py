@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.cli import cli
+from papersift.extract.runs.ingest_files import ingest
 from papersift.report.render import write_report
 from papersift.warehouse import Warehouse
 from papersift.warehouse.report import SHOWN_TEXT_CHARS

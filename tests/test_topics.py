@@ -13,6 +13,7 @@ from papersift.extract.domain import topics  # noqa: E402
 from papersift.extract.interface import discover  # noqa: E402
 from papersift.warehouse.db import connect  # noqa: E402
 from papersift.warehouse.query import run_sql, saved_queries  # noqa: E402
+from papersift.warehouse.repository import Repository  # noqa: E402
 from tests.searchtools import copy_db, recorded_vectors, store_recorded  # noqa: E402
 
 
@@ -72,14 +73,14 @@ def test_area_ids_stay_on_a_grown_collection(corpus_db: Path, tmp_path: Path) ->
     store_recorded(db, keep=first_half)
     con = connect(db)
     try:
-        first_run, k1, _ = discover.build_areas(con, MODEL_ID)
+        first_run, k1, _ = discover.build_areas(Repository(con), MODEL_ID)
         before = dict(con.execute("SELECT paper_id, area_id FROM paper_areas").fetchall())
     finally:
         con.close()
     store_recorded(db)  # the collection grows to 63 papers
     con = connect(db)
     try:
-        _, k2, _ = discover.build_areas(con, MODEL_ID)
+        _, k2, _ = discover.build_areas(Repository(con), MODEL_ID)
         after = dict(con.execute("SELECT paper_id, area_id FROM paper_areas").fetchall())
         carried = con.execute("SELECT count(*) FILTER (WHERE carried_over), count(*) FROM "
                               "areas").fetchone()
@@ -98,7 +99,7 @@ def test_areas_tables_and_saved_queries(corpus_db: Path, tmp_path: Path) -> None
     store_recorded(db)
     con = connect(db)
     try:
-        _, k, scores = discover.build_areas(con, MODEL_ID)
+        _, k, scores = discover.build_areas(Repository(con), MODEL_ID)
     finally:
         con.close()
     keys, _ = recorded_vectors()

@@ -13,11 +13,12 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from papersift.extract.domain.ingest import ingest
 from papersift.extract.interface.cli import cli
+from papersift.extract.runs.ingest_files import ingest
 from papersift.testing.faultcheck import integrity
 from papersift.testing.sim import fault_profile, running
 from papersift.warehouse.db import LOCK_WAIT_ENV
+from papersift.warehouse.repository import Repository
 from tests.conftest import CORPUS
 
 PAPERSIFT = Path(sys.executable).parent / "papersift"
@@ -56,7 +57,7 @@ def test_second_process_waits_or_says_who_holds_the_file(
         assert len(server.log) == 3  # the waiting run paid for nothing
     con = duckdb.connect(str(db), read_only=True)
     try:
-        assert integrity(con) == []
+        assert integrity(Repository(con)) == []
         statuses = con.execute("SELECT status, count(*) FROM runs GROUP BY 1").fetchall()
     finally:
         con.close()

@@ -1,5 +1,8 @@
 """Reviewers' corrections: append-only rows in ``corrections`` that the item views apply.
 
+Items of user fields are corrected too: their type is ``custom-NAME``, their one
+editable field ``value`` (view corrected_custom, migration 0013).
+
 An item is named by (paper, type, key); the key comes from the item's content (see
 migration 0006), so a correction outlives the run that produced its item. Every write
 checks the item's review version (optimistic concurrency): a save based on an older
@@ -22,6 +25,7 @@ from typing import Any
 
 import duckdb
 
+from papersift.schemas.fields import custom_item_field
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.warehouse.cells import sheet_safe
 from papersift.warehouse.db import WarehouseError, transaction
@@ -39,6 +43,29 @@ EDITABLE: dict[str, dict[str, type]] = {
 }
 REQUIRED = {"task": "name", "method": "name", "benchmark": "name", "gain": "metric"}
 STATUS_ACTIONS = ("accept", "reject", "restore")
+CUSTOM_EDITABLE: dict[str, type] = {"value": str}  # a user field's item
+
+
+def relation(item_type: str) -> str:
+    """Where the corrected items of a type are read: a built-in item view, or a user
+    field's items of corrected_custom."""
+    if item_type in VIEWS:
+        return VIEWS[item_type]
+    field = custom_item_field(item_type)
+    if field is None:
+        raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)} "
+                              "or custom-NAME")
+    return f"(SELECT * FROM corrected_custom WHERE field = '{field}')"
+
+
+def editable(item_type: str) -> dict[str, type]:
+    """The fields a reviewer may change on an item of this type, with their types."""
+    relation(item_type)  # refuses an unknown type
+    return EDITABLE.get(item_type, CUSTOM_EDITABLE)
+
+
+def required(item_type: str) -> str:
+    return REQUIRED.get(item_type, "value")
 MAX_TEXT = 500  # characters of any one edited value or note
 
 
@@ -76,7 +103,7 @@ def item_rows(con: duckdb.DuckDBPyConnection, item_type: str,
     """The corrected items of one type (rejected ones left out), each with ``item_type``."""
     where = "" if paper_ids is None else "WHERE list_contains($ids, paper_id)"
     params = {} if paper_ids is None else {"ids": list(paper_ids)}
-    found = query_dicts(con, f"SELECT * FROM {VIEWS[item_type]} {where} ORDER BY paper_id, idx",
+    found = query_dicts(con, f"SELECT * FROM {relation(item_type)} {where} ORDER BY paper_id, idx",
                   params)
     for row in found:
         row["item_type"] = item_type
@@ -131,10 +158,8 @@ def list_corrections(con: duckdb.DuckDBPyConnection, paper_id: str | None = None
 def current_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
                  item_key: str) -> dict[str, Any] | None:
     """The item as the views show it now (None when rejected or unknown), with its version."""
-    if item_type not in VIEWS:
-        raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
-    rows = query_dicts(con, f"SELECT * FROM {VIEWS[item_type]} WHERE paper_id = ? AND item_key = ? "
-                      "ORDER BY idx LIMIT 1", [paper_id, item_key])
+    rows = query_dicts(con, f"SELECT * FROM {relation(item_type)} WHERE paper_id = ? AND "
+                       "item_key = ? ORDER BY idx LIMIT 1", [paper_id, item_key])
     if not rows:
         return None
     row = rows[0]
@@ -235,15 +260,13 @@ def _text(value: Any, what: str) -> str | None:
 
 def checked_value(item_type: str, field: str, value: Any) -> Any:
     """The edited value in its field's type, or CorrectionError naming what is wrong."""
-    allowed = EDITABLE.get(item_type)
-    if allowed is None:
-        raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
+    allowed = editable(item_type)
     kind = allowed.get(field)
     if kind is None:
         raise CorrectionError(f"a {item_type}'s {field!r} cannot be edited; editable: "
                               f"{', '.join(allowed)}")
     if value is None or value == "":
-        if field == REQUIRED[item_type]:
+        if field == required(item_type):
             raise CorrectionError(f"a {item_type} needs a {field}")
         return None
     if kind is float:
@@ -293,8 +316,7 @@ def set_status(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, it
     """Accept, reject (the note is the reason) or restore an item."""
     if action not in STATUS_ACTIONS:
         raise CorrectionError(f"unknown action {action!r}; one of {list(STATUS_ACTIONS)}")
-    if item_type not in VIEWS:
-        raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
+    relation(item_type)
     with WRITE_LOCK:  # version check and insert as one step, before any read
         _paper_text(con, paper_id)
         if not _known(con, paper_id, item_type, item_key):
@@ -305,6 +327,18 @@ def set_status(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, it
         with _transaction(con):
             _insert(con, [row])
     return row
+
+
+def _grounded(ground: Grounder | None, item_type: str, item: Mapping[str, Any],
+              changes: Mapping[str, Any], text: str, always: bool = False) -> dict[str, Any]:
+    """What ``ground`` finds for changed values; a value it refuses (a choice the field
+    does not have) is a CorrectionError, and nothing is written."""
+    if ground is None or not (changes or always):
+        return {}
+    try:
+        return dict(ground(item_type, item, changes, text))
+    except ValueError as error:
+        raise CorrectionError(str(error)) from None
 
 
 def _as_json(value: Any) -> str:
@@ -338,13 +372,13 @@ def edit_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str, ite
             row.update(field=field, before=_as_json(before), after=_as_json(after))
             rows.append(row)
         changed = {row["field"]: checked[row["field"]] for row in rows}
-        found = dict(ground(item_type, current, changed, text)) if ground and changed else {}
+        found = _grounded(ground, item_type, current, changed, text) if changed else {}
         if found:  # one row: the latest grounding of an item replaces the earlier whole
             row = _base(paper_id, item_type, item_key, version, "edit", review, extraction_id)
             row.update(field="grounding", after=_as_json(found),
                        before=_as_json({key: current.get(key) for key in found}))
             rows.append(row)
-        if "value" in checked and checked["value"] is not None and rows:
+        if item_type == "gain" and checked.get("value") is not None and rows:
             # grounded or flagged: is the corrected number in the item's own sentence?
             evidence = current.get("evidence") or ""
             if current.get("char_start") is not None and current.get("char_end") is not None:
@@ -376,8 +410,7 @@ def add_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
              ground: Grounder | None = None) -> dict[str, Any]:
     """Add an item the model missed; its mention must slice back to the selected text. A
     name other than the selection, and a gain's phrases, are grounded by ``ground``."""
-    if item_type not in EDITABLE:
-        raise CorrectionError(f"unknown item type {item_type!r}; one of {list(ITEM_TYPES)}")
+    editable(item_type)
     text = _paper_text(con, paper_id)
     if not (0 <= mention.start < mention.end <= len(text)):
         raise CorrectionError(f"offsets {mention.start}..{mention.end} are outside the "
@@ -392,11 +425,11 @@ def add_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
         raise CorrectionError("the evidence sentence does not hold the selection")
     item: dict[str, Any] = {field: checked_value(item_type, field, value)
                             for field, value in fields.items()}
-    required = REQUIRED[item_type]
-    if item.get(required) is None:
+    needed = required(item_type)
+    if item.get(needed) is None:
         if item_type == "gain":
             raise CorrectionError("a gain needs a metric")
-        item[required] = mention.selected.strip()
+        item[needed] = mention.selected.strip()
     evidence = text[low:high]
     if item_type == "gain":
         if item.get("value") is None:
@@ -407,10 +440,9 @@ def add_item(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
     item.update(evidence=evidence, char_start=low, char_end=high,
                 mention_start=mention.start, mention_end=mention.end)
     given = {field: item[field] for field in fields if item.get(field) is not None}
-    if item.get("name") == mention.selected.strip():
-        given.pop("name", None)  # the selection itself: its offsets are exact
-    if ground is not None:
-        item.update(ground(item_type, item, given, text))
+    if item.get(needed) == mention.selected.strip() and needed != "metric":
+        given.pop(needed, None)  # the selection itself: its offsets are exact
+    item.update(_grounded(ground, item_type, item, given, text, always=needed == "value"))
     key = "added:" + uuid.uuid4().hex[:16]
     row = _base(paper_id, item_type, key, 1, "add", review, None)
     with WRITE_LOCK:

@@ -41,6 +41,10 @@ class WarehouseError(PapersiftError):
     """The warehouse file cannot be opened or used as asked."""
 
 
+# What DuckDB raises, for code outside warehouse/ that reports it (which imports no duckdb).
+DatabaseError = duckdb.Error
+
+
 def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 

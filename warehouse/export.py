@@ -13,6 +13,7 @@ import duckdb
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_VIEW, FieldSpec
 from papersift.warehouse.cells import SHEET_SAFE_MACRO, sheet_safe_query
 from papersift.warehouse.choices import FORMATS
+from papersift.warehouse.custom import CUSTOM_LONG, has_custom_items, wide_papers
 from papersift.warehouse.db import WarehouseError, connect, missing_warehouse, storage_failure
 
 _ITEM = "evidence, char_start, char_end, alignment, align_score"
@@ -51,7 +52,6 @@ _LONG = {
     "failures": "SELECT * FROM failures",
     "runs": "SELECT * EXCLUDE (params, inputs), CAST(params AS VARCHAR) AS params FROM runs",
 }
-_CUSTOM_LONG = f"SELECT paper_id, field, idx, value, unit, {_ITEM} FROM {CUSTOM_VIEW}"
 _CUSTOM_JSONL = (f"(SELECT list({{'field': field, 'value': value, 'unit': unit, "
                  f"{_STRUCT_ITEM}}} ORDER BY field, idx) FROM {CUSTOM_VIEW} x "
                  "WHERE x.extraction_id = l.extraction_id) AS custom")
@@ -148,17 +148,17 @@ def _write(db_path: str | Path, out: Path, fmt: str, bom: bool) -> list[Exported
     con = connect(db_path, read_only=True)
     written: list[Exported] = []
     try:
-        custom = _has_custom_items(con)
+        custom = has_custom_items(con)
         if fmt == "jsonl":
             path = out / "papers.jsonl"
             written.append(Exported(path, _copy(con, _jsonl(custom), path, "FORMAT JSON")))
             return written
         options = "FORMAT CSV, HEADER" if fmt == "csv" else "FORMAT PARQUET"
         aliases = "array_to_string(aliases, '; ')" if fmt == "csv" else "aliases"
-        tables = {"papers": "SELECT * FROM paper_summary ORDER BY paper_id"}
+        tables = {"papers": wide_papers(con)}
         tables.update({name: sql.replace("{aliases}", aliases) for name, sql in _LONG.items()})
         if custom:
-            tables[CUSTOM_VIEW] = _CUSTOM_LONG
+            tables[CUSTOM_VIEW] = CUSTOM_LONG
         if fmt == "csv":
             con.execute(SHEET_SAFE_MACRO)
         for name, query in tables.items():
@@ -168,8 +168,3 @@ def _write(db_path: str | Path, out: Path, fmt: str, bom: bool) -> list[Exported
     finally:
         con.close()
     return written
-
-
-def _has_custom_items(con: duckdb.DuckDBPyConnection) -> bool:
-    row = con.execute(f"SELECT count(*) FROM {CUSTOM_VIEW}").fetchone()
-    return bool(row and row[0])

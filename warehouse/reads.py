@@ -87,3 +87,20 @@ def stored_batches(db: str | Path) -> QueryResult:
         "completed, failed_count AS failed, run_id, submitted, finished, collected, "
         "collected_run_id FROM batches ORDER BY submitted DESC",
     )
+
+
+def method_decisions(db: str | Path, paper: str) -> QueryResult:
+    """The method decisions of a paper's latest extraction, best score first; ``paper``
+    is its paper_id (or a prefix of it), its source id or words of its title."""
+    return run_sql(
+        db,
+        "WITH titled AS (SELECT paper_id, any_value(title) AS title, "
+        "list(DISTINCT source_id) AS source_ids FROM sources GROUP BY paper_id), "
+        "wanted AS (SELECT p.paper_id FROM papers p LEFT JOIN titled t USING (paper_id) "
+        "WHERE p.paper_id = ? OR (length(?) >= 12 AND p.paper_id LIKE ? || '%') "
+        "OR list_contains(t.source_ids, ?) OR t.title ILIKE '%' || ? || '%') "
+        "SELECT d.paper_id, t.title, d.name, d.outcome, d.score, d.features, d.weights "
+        "FROM wanted w JOIN method_decisions d USING (paper_id) "
+        "LEFT JOIN titled t USING (paper_id) ORDER BY d.paper_id, d.score DESC",
+        [paper, paper, paper, paper, paper],
+    )

@@ -18,6 +18,7 @@ from typing import Any
 import duckdb
 
 from papersift.schemas.fields import CUSTOM_VIEW
+from papersift.warehouse.custom import declared_fields
 from papersift.warehouse.db import WarehouseError, connect
 from papersift.warehouse.report_entities import entity_aliases, load_leaderboard
 from papersift.warehouse.report_map import load_map
@@ -280,7 +281,15 @@ def summarise(cards: list[PaperCard], runs: list[RunInfo], top: int | None = 10)
         items_not_located=sum(1 for item in all_items if not item.located),
         numbers_unverified=sum(1 for item in all_items if item.number_unverified),
         lenient=sum(1 for c in extracted if c.extraction and c.extraction.lenient),
+        custom=tuple((field, _count_names(([i.shown for i in c.of(field)] for c in cards), top))
+                     for field in _custom_of(cards)),
     )
+
+
+def _custom_of(cards: Iterable[PaperCard]) -> list[str]:
+    """The user fields (custom-NAME) the cards hold items of, in order of appearance."""
+    return list(dict.fromkeys(item.field for card in cards for item in card.items
+                              if item.field.startswith(CUSTOM_PREFIX)))
 
 
 def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = None) -> ReportData:
@@ -288,6 +297,7 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
     con = connect(db_path, read_only=True)
     try:
         cards = load_cards(con)
+        declared = {f"{CUSTOM_PREFIX}{spec.name}": spec for spec in declared_fields(con)}
         runs = load_runs(con)
         topic_map = load_map(con)
         leaderboard = tuple(load_leaderboard(con))
@@ -295,8 +305,9 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
         raise WarehouseError(f"cannot read the report's data from {db_path}: {error}") from error
     finally:
         con.close()
-    custom = sorted({item.field for card in cards for item in card.items
-                     if item.field.startswith(CUSTOM_PREFIX)})
+    order = list(declared)
+    custom = sorted(_custom_of(cards), key=lambda name: (
+        order.index(name) if name in order else len(order), name))
     return ReportData(
         db_path=str(db_path),
         generated=datetime.now().replace(microsecond=0),
@@ -305,6 +316,7 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
         price=price,
         fields=(*FIELDS, *custom),
         titles={**TITLES, **{name: name.removeprefix(CUSTOM_PREFIX) for name in custom}},
+        descriptions={name: declared[name].description for name in custom if name in declared},
         topic_map=topic_map,
         leaderboard=leaderboard,
     )

@@ -8,7 +8,7 @@ import statistics
 from dataclasses import dataclass
 from datetime import datetime
 
-from papersift.schemas.fields import BUILTIN_FIELDS
+from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_ITEM_PREFIX
 from papersift.warehouse.report_entities import LeaderRow
 from papersift.warehouse.report_map import MapData
 from papersift.warehouse.store import RunCounts
@@ -18,7 +18,7 @@ SHOWN_FIELDS = {spec.item: spec for spec in BUILTIN_FIELDS if spec.shown}
 FIELDS = tuple(SHOWN_FIELDS)
 TITLES = {item: spec.title for item, spec in SHOWN_FIELDS.items()}
 # A user-defined field's items show as the field "custom-NAME".
-CUSTOM_PREFIX = "custom-"
+CUSTOM_PREFIX = CUSTOM_ITEM_PREFIX
 
 
 @dataclass(frozen=True)
@@ -243,6 +243,8 @@ class Overview:
     items_not_located: int
     numbers_unverified: int
     lenient: int
+    # Each user field (custom-NAME) and the papers per value of its items, most first.
+    custom: tuple[tuple[str, tuple[Count, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -254,5 +256,7 @@ class ReportData:
     price: Price | None = None
     fields: tuple[str, ...] = FIELDS  # the card sections, built-in then user-defined
     titles: dict[str, str] = dataclasses.field(default_factory=lambda: dict(TITLES))
+    # a user field's description (custom-NAME), from its declaration
+    descriptions: dict[str, str] = dataclasses.field(default_factory=dict)
     topic_map: MapData | None = None  # areas, map positions, neighbours (papersift index)
     leaderboard: tuple[LeaderRow, ...] = ()

@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from papersift.warehouse.corrections import VIEWS, CorrectionError
+from papersift.warehouse.corrections import relation
 from papersift.warehouse.rowdicts import cursor_dicts, first_row, query_dicts
 
 
@@ -17,13 +17,12 @@ def item_page(con: duckdb.DuckDBPyConnection, item_type: str, *,
               offset: int = 0) -> tuple[int, list[dict[str, Any]]]:
     """(how many corrected items of this type match, one page of them in paper and item
     order), each row with ``item_type``."""
-    if item_type not in VIEWS:
-        raise CorrectionError(f"unknown item type {item_type!r}; one of {list(VIEWS)}")
+    source = relation(item_type)
     where = "($paper IS NULL OR paper_id = $paper) AND ($origin IS NULL OR origin = $origin)"
     params: dict[str, Any] = {"paper": paper_id, "origin": origin}
-    total = first_row(con, f"SELECT count(*) FROM {VIEWS[item_type]} WHERE {where}",
+    total = first_row(con, f"SELECT count(*) FROM {source} WHERE {where}",
                         params)
-    cursor = con.execute(f"SELECT * FROM {VIEWS[item_type]} WHERE {where} "
+    cursor = con.execute(f"SELECT * FROM {source} WHERE {where} "
                          "ORDER BY paper_id, idx LIMIT $limit OFFSET $offset",
                          {**params, "limit": int(limit), "offset": int(offset)})
     rows = [row | {"item_type": item_type} for row in cursor_dicts(cursor)]

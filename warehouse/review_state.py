@@ -53,6 +53,10 @@ WITH flagged AS (
     UNION SELECT paper_id FROM benchmarks WHERE alignment = 'none' AND review IS NULL
     UNION SELECT paper_id FROM gains WHERE (alignment = 'none' OR value_in_evidence = false)
                                       AND review IS NULL
+    -- a user field's unsupported item (a false flag never has a sentence: not flagged)
+    UNION SELECT c.paper_id FROM corrected_custom c LEFT JOIN custom_fields f ON f.name = c.field
+          WHERE c.alignment = 'none' AND c.review IS NULL
+            AND NOT (f.grounding = 'flag' AND c.value = 'false')
 ), place AS (
     SELECT paper_id, min(file || chr(0) || lpad(CAST(position AS VARCHAR), 9, '0')) AS place
     FROM sources GROUP BY paper_id

@@ -15,6 +15,7 @@ from papersift.warehouse.corrections import (
     item_rows,
     reviewed_papers,
 )
+from papersift.warehouse.custom import declared_fields
 from papersift.warehouse.review_state import contribution_types
 from papersift.warehouse.rowdicts import query_dicts
 
@@ -22,7 +23,8 @@ from papersift.warehouse.rowdicts import query_dicts
 def reviewed_extractions(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Each reviewed paper (one with a correction or a reviewed mark), in paper_id order:
     ``paper_id``, ``text``, ``types`` and its corrected items by type (``task``,
-    ``method``, ``benchmark``, ``gain``: rows of the item views, rejected ones left out)."""
+    ``method``, ``benchmark``, ``gain``: rows of the item views, rejected ones left out),
+    and ``custom``: its user fields' corrected items, by field name."""
     ids = reviewed_papers(con)
     if not ids:
         return []
@@ -30,6 +32,7 @@ def reviewed_extractions(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]
                              "paper_id)", [ids]).fetchall())
     types = contribution_types(con, ids)
     items = {kind: item_rows(con, kind, ids) for kind in ITEM_TYPES}
+    custom = [row for spec in declared_fields(con) for row in item_rows(con, spec.item_type, ids)]
     papers = []
     for paper_id in ids:
         if paper_id not in texts:
@@ -38,6 +41,10 @@ def reviewed_extractions(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]
                                  "types": types.get(paper_id, [])}
         for kind in ITEM_TYPES:
             paper[kind] = [row for row in items[kind] if row["paper_id"] == paper_id]
+        paper["custom"] = {}
+        for row in custom:
+            if row["paper_id"] == paper_id:
+                paper["custom"].setdefault(row["field"], []).append(row)
         papers.append(paper)
     return papers
 
@@ -58,6 +65,11 @@ def gold_from_corrections(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
              for kind in ITEM_TYPES}
     types = query_dicts(con, "SELECT paper_id, type FROM contribution_types "
                        "WHERE list_contains(?, paper_id) ORDER BY idx", [ids])
+    # a user field's reviewed values; a choice or flag is a classification, gold as it
+    # stands even where no words of the abstract say it
+    declared = declared_fields(con)
+    custom = [row for spec in declared for row in item_rows(con, spec.item_type, ids)
+              if spec.grounding in ("choice", "flag") or _grounded(row)]
     papers = []
     for paper_id in ids:
         def of(kind: str, pid: str = paper_id) -> list[dict[str, Any]]:
@@ -74,6 +86,10 @@ def gold_from_corrections(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
                            for row in of("benchmark")],
             "gains": [{"metric": row["metric"], "value": row["value"], "unit": row["unit"]}
                       for row in of("gain")],
+            **({"custom": {spec.name: [row["value"] for row in custom
+                                       if row["paper_id"] == paper_id
+                                       and row["field"] == spec.name] for spec in declared}}
+               if declared else {}),
         })
     return {"format": "papersift-gold/1", "source": "papersift corrections",
             "annotated_by": "reviewers, through papersift serve", "papers": papers}

@@ -21,6 +21,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from papersift.schemas.fields import CUSTOM_VIEW
+from papersift.warehouse.custom import declared_fields, summary_columns
 from papersift.warehouse.db import WarehouseError
 
 DIM = 384
@@ -171,6 +173,9 @@ class SearchFilters:
     type: str | None = None
     has_numbers: bool = False
     area: str | None = None  # an area id, or words of its label
+    # (user field, value): a choice or flag equals the value (ignoring case); another
+    # field's item contains it
+    custom: tuple[tuple[str, str], ...] = ()
 
     def where(self) -> tuple[str, list[Any]]:
         """A predicate on ``p.paper_id`` and its parameters."""
@@ -195,7 +200,21 @@ class SearchFilters:
                 clauses.append("p.paper_id IN (SELECT paper_id FROM paper_areas WHERE "
                                "label ILIKE ?)")
                 params.append(f"%{self.area}%")
+        for field, value in self.custom:
+            clauses.append(f"p.paper_id IN (SELECT c.paper_id FROM {CUSTOM_VIEW} c LEFT JOIN "
+                           "custom_fields f ON f.name = c.field WHERE c.field = ? AND CASE "
+                           "WHEN f.grounding IN ('choice', 'flag') THEN lower(c.value) = "
+                           "lower(?) ELSE c.value ILIKE ? END)")
+            params += [field, value, f"%{value}%"]
         return (" AND ".join(clauses) or "TRUE"), params
+
+    def check(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Refuse a filter on a user field the warehouse does not have, naming those it has."""
+        known = {spec.name for spec in declared_fields(con)}
+        unknown = sorted({field for field, _ in self.custom} - known)
+        if unknown:
+            raise WarehouseError(f"no user field {', '.join(unknown)} in this warehouse; it "
+                                 f"has: {', '.join(sorted(known)) or 'none'}")
 
 
 @dataclass(frozen=True)
@@ -275,7 +294,9 @@ def rank(con: duckdb.DuckDBPyConnection, query: str, vector: Sequence[float] | N
         raise WarehouseError(f"unknown search mode {mode!r}: one of {', '.join(MODES)}")
     use_keyword = mode != "vector"
     use_vector = mode != "keyword" and vector is not None
-    where, where_params = (filters or SearchFilters()).where()
+    filters = filters or SearchFilters()
+    filters.check(con)
+    where, where_params = filters.where()
     keyword = _KEYWORD_RANKING if where_params or where != "TRUE" else _KEYWORD_RANKING_ALL
     sql = _RANKINGS.format(where=_positional_to_named(where, len(where_params)),
                            keyword=keyword if use_keyword else _NO_KEYWORD,
@@ -308,7 +329,9 @@ def neighbours(con: duckdb.DuckDBPyConnection, vector: Sequence[float], model_id
                exclude: str | None = None, filters: SearchFilters | None = None,
                limit: int = 10) -> list[tuple[str, float]]:
     """(paper_id, cosine) of the papers nearest to ``vector``, nearest first."""
-    where, where_params = (filters or SearchFilters()).where()
+    filters = filters or SearchFilters()
+    filters.check(con)
+    where, where_params = filters.where()
     rows = con.execute(
         "SELECT p.paper_id, s.cosine FROM papers p JOIN " + _SCORED.format(
             vector="?", model="?") + " s ON s.text_sha256 = p.text_sha256 "
@@ -335,16 +358,17 @@ def stored_vector(con: duckdb.DuckDBPyConnection, paper_id: str, model_id: str) 
 def paper_fields(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]
                  ) -> dict[str, dict[str, Any]]:
     """The wide fields of some papers (title, the file's id, text, tasks, methods,
-    benchmarks, types, area)."""
+    benchmarks, types, area, and a custom_NAME per user field)."""
     if not paper_ids:
         return {}
     has_areas = _count(con, "SELECT count(*) FROM topic_runs") > 0
     area = ("(SELECT area_id || ' ' || label FROM paper_areas pa WHERE pa.paper_id = "
             "s.paper_id)" if has_areas else "NULL")
+    own = "".join(f", {column}" for column in summary_columns(con))
     cursor = con.execute(
         "SELECT s.paper_id, s.title, s.source_id, s.text, s.tasks, s.methods, s.benchmarks, "
         f"s.contribution_types, "
-        f"s.claimed_gains, {area} AS area FROM paper_summary s WHERE s.paper_id IN "
+        f"s.claimed_gains, {area} AS area{own} FROM paper_summary s WHERE s.paper_id IN "
         "(SELECT unnest(?))", [list(paper_ids)])
     columns = [d[0] for d in cursor.description or []]
     return {row[0]: dict(zip(columns, row, strict=True)) for row in cursor.fetchall()}
@@ -394,6 +418,20 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS, mark: tuple[str, 
 
 
 # --- SQL for users -------------------------------------------------------------------
+
+
+# What `papersift sql` runs on its connection before locking it (query.run_sql's prepare).
+SqlPreparer = Callable[[duckdb.DuckDBPyConnection], None]
+QueryEmbedding = Callable[[], tuple[Callable[[str], list[float]] | None, str | None]]
+
+
+def macros_preparer(embedding: QueryEmbedding) -> SqlPreparer:
+    """A prepare that gives the connection the search macros (prepare_sql); ``embedding()``
+    is asked when the connection opens: ``embed(text)`` and its model id, or (None, None)."""
+    def prepare(con: duckdb.DuckDBPyConnection) -> None:
+        embed_query, model_id = embedding()
+        prepare_sql(con, embed_query, model_id)
+    return prepare
 
 
 def prepare_sql(con: duckdb.DuckDBPyConnection,

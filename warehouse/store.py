@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from papersift.schemas.fields import child_tables
 from papersift.warehouse.db import WarehouseError, _now, connect
+from papersift.warehouse.repository import Repository
 
 # Child rows belong to an extraction: written only when the extraction itself is new.
 # One table per field of the registry (schemas.fields), and one for user-defined fields.
@@ -84,14 +85,16 @@ class RunCounts:
     completion_tokens: int
 
 
-class Warehouse:
-    """A read-write handle on one warehouse file. Only one process should hold it."""
+class Warehouse(Repository):
+    """A read-write handle on one warehouse file. Only one process should hold it. Code
+    outside warehouse/ uses it as a Repository (``run``); ``con`` is for warehouse/."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False,
                  create: bool = True) -> None:
         self.path = Path(path)
         # read-only: no migration; create=False: a missing file is an error, not made
         self.con = connect(self.path, read_only=read_only, create=create)
+        super().__init__(self.con)
         self._columns: dict[str, list[str]] = {}
         self._arrow_schemas: dict[str, pa.Schema] = {}
 

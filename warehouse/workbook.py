@@ -1,6 +1,7 @@
 """`papersift export --format xlsx`: one workbook, a sheet per table, for spreadsheets.
 
-Sheets: papers, methods, benchmarks, gains, leaderboard, entities. Each has a frozen
+Sheets: papers (a column per user field too), methods, benchmarks, gains, leaderboard,
+entities, and custom (the user fields' items) when a run declared some. Each has a frozen
 header row, an autofilter, column widths fitted to the content (capped), and lists joined
 with '; '. Written with XlsxWriter in constant-memory mode, row by row.
 """
@@ -13,6 +14,7 @@ from typing import Any
 
 import xlsxwriter
 
+from papersift.warehouse.custom import CUSTOM_LONG, has_custom_items, wide_papers
 from papersift.warehouse.db import connect
 
 WORKBOOK_NAME = "papersift.xlsx"
@@ -51,6 +53,15 @@ def _cell(value: Any) -> Any:
     return value
 
 
+def _sheets(con: Any) -> dict[str, str]:
+    """The workbook's sheets: the wide paper table with the user fields' columns, the
+    built-in sheets, and the user fields' items when there are any."""
+    sheets = {**SHEETS, "papers": wide_papers(con, text_as="abstract")}
+    if has_custom_items(con):
+        sheets["custom"] = f"{CUSTOM_LONG} ORDER BY paper_id, field, idx"
+    return sheets
+
+
 def write_workbook(db_path: str | Path, out_dir: Path) -> list[tuple[Path, int]]:
     """Write ``papersift.xlsx`` into ``out_dir``; (path, data rows) per sheet."""
     path = out_dir / WORKBOOK_NAME
@@ -63,7 +74,7 @@ def write_workbook(db_path: str | Path, out_dir: Path) -> list[tuple[Path, int]]
     try:
         header = workbook.add_format({"bold": True, "bg_color": "#E8EEF7", "bottom": 1})
         wrap = workbook.add_format({"text_wrap": True, "valign": "top"})
-        for sheet_name, query in SHEETS.items():
+        for sheet_name, query in _sheets(con).items():
             cursor = con.execute(query)
             columns = [d[0] for d in cursor.description]
             sheet = workbook.add_worksheet(sheet_name)

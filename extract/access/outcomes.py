@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from papersift.extract.access.calls import CallRecord
+from papersift.extract.domain.user_draft import plain_class
 from papersift.schemas import PaperDraft, PaperExtraction
 
 
@@ -40,9 +41,11 @@ class Outcome:
 
 
 def plain_draft(draft: PaperDraft) -> PaperDraft:
-    """The same answer as a plain PaperDraft (instructor's wrapped class cannot be
-    pickled), its values taken as they are, not validated again."""
-    if type(draft) is PaperDraft:
+    """The same answer as a plain PaperDraft, or as the run's draft class with user
+    fields (instructor's wrapped class cannot be pickled), its values taken as they
+    are, not validated again."""
+    plain = plain_class(draft)
+    if type(draft) is plain:
         return draft
-    values = {name: getattr(draft, name) for name in PaperDraft.model_fields}
-    return PaperDraft.model_construct(_fields_set=set(draft.model_fields_set), **values)
+    values = {name: getattr(draft, name) for name in plain.model_fields}
+    return plain.model_construct(_fields_set=set(draft.model_fields_set), **values)

@@ -24,7 +24,6 @@ from instructor.processing import handle_response_model
 from pydantic import BaseModel, ValidationError
 
 from papersift.extract.access.llm import Endpoint
-from papersift.extract.domain.assemble import result_numbers
 from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet
 from papersift.prompts import Prompt
 
@@ -54,7 +53,7 @@ def request_schema(endpoint: Endpoint, text: str,
     """The grammar sent with this abstract's request (None when the endpoint gets none)."""
     if not endpoint.constrain_json:
         return None
-    return fields.draft_json_schema(result_numbers(text))
+    return fields.grammar(text)
 
 
 class RequestBuilder:

@@ -28,10 +28,10 @@ from papersift.extract.domain.assemble_gains import (
     result_numbers,
     unit_at,
 )
+from papersift.extract.domain.assemble_methods import ground_methods
 from papersift.extract.domain.assemble_names import (
     BENCHMARK_NAME,
     ground_benchmarks,
-    ground_methods,
     ground_tasks,
 )
 from papersift.extract.domain.assemble_spans import (
@@ -46,6 +46,7 @@ from papersift.extract.domain.benchmark_candidates import missed_benchmarks
 from papersift.extract.domain.context_rules import background_end, resources_in_apposition
 from papersift.extract.domain.gain_candidates import missed_results
 from papersift.extract.domain.grounding import Alignment
+from papersift.extract.domain.method_decision import Decision, Weights, load_weights
 from papersift.extract.domain.name_rules import (
     called_a_tool,
     coined_proposals,
@@ -64,8 +65,9 @@ from papersift.schemas import (
 )
 from papersift.schemas.paper import ContributionType
 
-# Bump when assembly changes what it stores for the same draft; part of the extraction id.
-ASSEMBLY_VERSION = "assemble/18"
+# Bump when assembly changes what it stores for the same draft; part of the extraction id,
+# with the content hash of the method decision's weights (retrained weights store anew).
+ASSEMBLY_VERSION = f"assemble/19+{load_weights().version.removeprefix('sha256:')[:12]}"
 
 _Item = TypeVar("_Item")
 
@@ -82,6 +84,7 @@ class Assembled:
     found: dict[str, list[Found | None]]
     rejected: list[str] = field(default_factory=list)
     gain_attributes: list[GainAttributes] = field(default_factory=list)  # parallel to gains
+    decisions: list[Decision] = field(default_factory=list)  # one per method candidate
 
     def alignment(self, field_name: str, index: int) -> Alignment:
         """The evidence sentence's span with the status of the item's own match."""
@@ -222,11 +225,14 @@ def _capped(field_name: str, items: list[_Item], found: list[Found | None],
     return items[:cap], found[:cap]
 
 
-def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assembled:
+def assemble(draft: PaperDraft, text: str, title: str | None = None,
+             weights: Weights | None = None) -> Assembled:
     """Ground a draft in its abstract: the stored extraction plus how each item was found.
-    ``title``, when the input has one, may name the paper's method (see _from_title)."""
+    ``title``, when the input has one, may name the paper's method (see _from_title).
+    ``weights``: the method decision's, when not the shipped ones (for training)."""
     spans = sentence_spans(text) or [(0, len(text))]
     rejected: list[str] = []
+    decisions: list[Decision] = []
     draft = _without_urls(draft)
     draft, headline, titled_benchmark = _from_title(draft, text, title)
     tools = [b.name for b in draft.benchmarks if _called(b.name, text, called_a_tool)]
@@ -265,7 +271,8 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
     tasks, task_found = ground_tasks(draft, text, spans)
     benchmarks, bench_found = ground_benchmarks(draft, text, spans, rejected, titled_benchmark)
     methods, method_found = ground_methods(draft, text, spans, rejected,
-                                     {name_key(b.name) for b in benchmarks}, headline)
+                                           {name_key(b.name) for b in benchmarks}, headline,
+                                           title, decisions, weights)
     background = background_end(text, spans)
     missed = missed_results(text, spans, {g.value for g in draft.gains}, unit_at,
                             lambda t, n, a, b: a >= background and not not_a_result(t, n, a, b)
@@ -288,4 +295,5 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None) -> Assemble
          "claimed_gains": gain_found},
         rejected,
         gain_attributes,
+        decisions,
     )

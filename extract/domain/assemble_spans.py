@@ -203,5 +203,37 @@ def find_named(kind: str, name: str, text: str, rejected: list[str]) -> tuple[
     return status, start, end
 
 
+def how_it_reads(text: str, start: int, end: int) -> str:
+    """'named': a capital beyond its first letter, a digit or markup; 'one_word': one
+    capitalised word ('Kraken', but also 'Transformers'); 'description': plain words."""
+    if _is_named(text, start, end, strict=True):
+        return "named"
+    return "one_word" if _is_named(text, start, end) else "description"
+
+
+def locate_method(name: str, text: str, rejected: list[str]) -> tuple[
+        AlignmentStatus, int, int, str] | None:
+    """Where a drafted method name sits in the abstract, and how it reads there: 'named'
+    (a capital beyond its first letter, a digit or markup), 'one_word' (one capitalised
+    word: 'Kraken', but also 'Transformers') or 'description' (plain words). Unlike
+    find_named, only a name the abstract lacks or a quantity is refused here: how it reads
+    is left to the calibrated decision (method_decision.py)."""
+    spot = find_name(name, text)
+    if spot is None:
+        rejected.append(f"method {name!r}: not in the abstract")
+        return None
+    status, start, end = spot
+    reads = how_it_reads(text, start, end)
+    if reads != "description":
+        start, end = _trim_description(text, start, end)
+    footnote = _FOOTNOTE_TAIL.search(text[start:end])
+    if footnote and footnote.start() > 0:
+        end = start + footnote.start()
+    if _QUANTITY.match(text[start:end]):
+        rejected.append(f"method {name!r}: a quantity, not a name")
+        return None
+    return status, start, end, reads
+
+
 def name_key(name: str) -> str:
     return " ".join(_WORD.findall(normalize(name)))

@@ -6,11 +6,15 @@ model's answer (assemble_spans.find_name, grounding.align, attributes.ground_phr
 it finds is stored with the edit, so the item points at the text that now holds its name.
 A value the abstract lacks is flagged: alignment 'none' and no offsets, never the model's
 old offsets with 'exact'.
+
+A user field's edited value is grounded by its own declaration (extract.domain.custom):
+checked and normalised first (a choice must be one of its values), then found as the
+model's answer would be; the normalised value is stored with the grounding.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from papersift.extract.domain.assemble_spans import (
@@ -20,7 +24,9 @@ from papersift.extract.domain.assemble_spans import (
     sentence_spans,
 )
 from papersift.extract.domain.attributes import ground_phrase
+from papersift.extract.domain.custom import coerce, ground_custom
 from papersift.extract.domain.grounding import align
+from papersift.schemas.fields import CustomField
 
 NAMED = ("task", "method", "benchmark")
 # A gain's free phrases and the column that says how each was found.
@@ -76,3 +82,38 @@ def regrounded(item_type: str, item: Mapping[str, Any], changes: Mapping[str, An
     if flagged:  # the claim as corrected is not the abstract's: shown flagged
         fields.update(UNGROUNDED)
     return fields
+
+
+Regrounder = Callable[[str, Mapping[str, Any], Mapping[str, Any], str], dict[str, Any]]
+
+
+def review_grounder(fields: Iterable[CustomField]) -> Regrounder:
+    """:func:`regrounded` for built-in items, and for items of these user fields their
+    own grounding; a value a field cannot hold is a ValueError saying why."""
+    declared = {spec.item_type: spec for spec in fields}
+
+    def ground(item_type: str, item: Mapping[str, Any], changes: Mapping[str, Any],
+               text: str) -> dict[str, Any]:
+        spec = declared.get(item_type)
+        if spec is None:
+            return regrounded(item_type, item, changes, text)
+        return custom_location(spec, changes["value"], text) if "value" in changes else {}
+
+    return ground
+
+
+def custom_location(spec: CustomField, value: Any, text: str) -> dict[str, Any]:
+    """A user field's value as grounding finds it: the value normalised (as the abstract
+    writes a name; a choice's declared spelling) and its location, flagged when nothing
+    in the abstract says it."""
+    checked, refused = coerce(spec, value)
+    if refused is not None:
+        raise ValueError(refused)
+    items, _ = ground_custom(spec, checked, text)
+    values, evidence, found = items[0] if items else ({"value": checked}, "", None)
+    if found is None:
+        return {**UNGROUNDED, "value": checked, "evidence": ""}
+    low, high = found.sentence
+    return {"alignment": found.status, "align_score": 1.0, "mention_start": found.start,
+            "mention_end": found.end, "char_start": low, "char_end": high,
+            "evidence": evidence, **values}

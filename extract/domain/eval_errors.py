@@ -3,7 +3,8 @@ scores split by source, the papers that changed between two runs, and how a run'
 attributes (metric, baseline, dataset) were grounded.
 
 Matching is the evaluation's own (extract.domain.evaluate): the same keys, the same
-one-to-one pairing, so the errors listed here add up to its counts.
+one-to-one pairing, so the errors listed here add up to its counts. The stored rows come
+through runs.evaluation.
 """
 
 from __future__ import annotations
@@ -12,9 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import duckdb
-
-from papersift.extract.domain.evaluate import PredictedPaper, load_predictions, score
+from papersift.extract.domain.evaluate import PredictedPaper, score
 from papersift.extract.domain.evaluate_gold import (
     Gold,
     GoldPaper,
@@ -23,7 +22,6 @@ from papersift.extract.domain.evaluate_gold import (
     names_match,
     value_agrees,
 )
-from papersift.warehouse import evals as stored
 
 FIELDS = ("methods", "benchmarks", "gains")
 
@@ -86,20 +84,6 @@ def paper_errors(gold: GoldPaper, pred: PredictedPaper, names: dict[str, list[st
     return errors
 
 
-def predicted_names(con: duckdb.DuckDBPyConnection, predictions: Sequence[PredictedPaper]) -> \
-        dict[str, dict[str, list[str]]]:
-    """Each prediction's method and benchmark names, in stored order, by paper id."""
-    ids = [p.extraction_id for p in predictions if p.extraction_id]
-    out: dict[str, dict[str, list[str]]] = {
-        p.paper_id: {"methods": [], "benchmarks": []} for p in predictions}
-    by_extraction = {p.extraction_id: p.paper_id for p in predictions if p.extraction_id}
-    for key in ("methods", "benchmarks"):
-        rows = stored.item_names(con, key, ids)
-        for extraction_id, name in rows:
-            out[by_extraction[extraction_id]][key].append(str(name))
-    return out
-
-
 def all_errors(gold: Gold, predictions: Sequence[PredictedPaper],
                names: dict[str, dict[str, list[str]]]) -> list[PaperErrors]:
     """Every gold paper's errors, in gold order (a paper with no prediction misses all)."""
@@ -110,12 +94,6 @@ def all_errors(gold: Gold, predictions: Sequence[PredictedPaper],
         out.append(paper_errors(paper, pred, names.get(paper.paper_id)
                                 or {"methods": [], "benchmarks": []}))
     return out
-
-
-def paper_sources(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]) -> dict[str, str]:
-    """Each paper's source label: the venue of its first occurrence, else its file name."""
-    rows = stored.source_labels(con, paper_ids)
-    return {str(paper_id): str(label or "unknown") for paper_id, label in rows}
 
 
 def by_source(gold: Gold, predictions: Sequence[PredictedPaper],
@@ -143,12 +121,3 @@ class EvalDetails:
     run_id: str
     errors: list[PaperErrors]
     sources: dict[str, dict[str, Any]]
-
-
-def details(con: duckdb.DuckDBPyConnection, gold: Gold, run_id: str) -> EvalDetails:
-    """A run's per-paper errors and per-source figures on ``gold`` (nothing is stored)."""
-    paper_ids = [p.paper_id for p in gold.papers]
-    predictions = load_predictions(con, run_id, paper_ids)
-    errors = all_errors(gold, predictions, predicted_names(con, predictions))
-    return EvalDetails(run_id, errors,
-                       by_source(gold, predictions, paper_sources(con, paper_ids)))

@@ -1,9 +1,9 @@
 """Scoring a run's stored extractions against a hand-written gold file.
 
-The gold file and the matching rules are evaluate_gold's; the rows a run stored come
-through warehouse.evals. Besides accuracy, a run's grounding, re-asks, failures, tokens,
-latency and cost are read from the warehouse, so runs of different models, prompts and
-schemas compare like for like.
+The gold file and the matching rules are evaluate_gold's; the rows a run stored are read
+by runs.evaluation (through warehouse.evals) and handed in as plain rows. Besides accuracy,
+a run's grounding, re-asks, failures, tokens, latency and cost are scored, so runs of
+different models, prompts and schemas compare like for like.
 """
 
 from __future__ import annotations
@@ -12,12 +12,9 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-import duckdb
-
-from papersift.extract.domain.evaluate_fields import load_extra_predictions, score_extra
+from papersift.extract.domain.evaluate_fields import score_extra
 from papersift.extract.domain.evaluate_gold import (
     Counts,
     Gold,
@@ -32,10 +29,9 @@ from papersift.extract.domain.evaluate_gold import (
 )
 from papersift.extract.domain.prices import pricing_for
 from papersift.schemas.numbers import numbers_in, value_matches
-from papersift.warehouse import evals as stored
 
-__all__ = ["Evaluation", "Gold", "GoldError", "PredictedPaper", "evaluate", "headline",
-           "latest_run_for", "load_gold", "load_predictions", "score"]
+__all__ = ["Evaluation", "Gold", "GoldError", "PredictedPaper", "headline", "load_gold",
+           "predictions_from", "score"]
 
 
 # --------------------------------------------------------------------------- predictions
@@ -64,29 +60,19 @@ class PredictedPaper:
     extra: dict[str, list[Any]] = field(default_factory=dict)  # artifacts, user fields
 
 
-def latest_run_for(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]) -> str:
-    """The most recent run that handled any of these papers."""
-    run_id = stored.latest_run_handling(con, paper_ids)
-    if run_id is None:
-        raise GoldError("no run in this warehouse handled any of the gold papers")
-    return run_id
-
-
-def load_predictions(
-    con: duckdb.DuckDBPyConnection, run_id: str, paper_ids: Sequence[str]
-) -> list[PredictedPaper]:
-    """The extraction a run produced or reused for each paper, with its call costs."""
-    rows = stored.run_outcomes(con, run_id, paper_ids)
+def predictions_from(outcomes: Sequence[tuple[Any, ...]], items: dict[str, dict[str, list[Any]]],
+                     extra: dict[str, dict[str, list[Any]]],
+                     calls: Sequence[tuple[Any, ...]], paper_ids: Sequence[str]
+                     ) -> list[PredictedPaper]:
+    """Each paper's prediction from a run's stored rows (see runs.evaluation): its outcome,
+    items by field, extra fields and call costs, keyed by extraction id."""
     papers = {
         row[0]: PredictedPaper(paper_id=row[0], text=row[1], outcome=row[2] or "missing",
                                extraction_id=row[3], asks=row[4])
-        for row in rows
+        for row in outcomes
     }
-    ids = [p.extraction_id for p in papers.values() if p.extraction_id]
-    items = stored.stored_items(con, ids)
     types, tasks, methods = items["types"], items["tasks"], items["methods"]
     benches, gains = items["benchmarks"], items["gains"]
-    extra = load_extra_predictions(con, ids)
     for paper in papers.values():
         key = paper.extraction_id
         if key is None:
@@ -111,8 +97,7 @@ def load_predictions(
                 paper.gains_with_foreign_numbers += 1
         paper.items = len(alignments)
         paper.aligned = sum(alignments)
-    calls = stored.call_costs(con, ids)  # the cost of the original ask
-    for paper_id, latency_ms, prompt, completion in calls:
+    for paper_id, latency_ms, prompt, completion in calls:  # the cost of the original ask
         timed = papers.get(paper_id)
         if timed is not None:
             timed.latency_s = (latency_ms or 0.0) / 1000.0
@@ -253,33 +238,6 @@ class Evaluation:
     schema_version: str | None
     gold: Gold
     metrics: dict[str, Any]
-
-
-def evaluate(con: duckdb.DuckDBPyConnection, gold: Gold, run_id: str | None = None,
-             *, store: bool = True) -> Evaluation:
-    """Score one run (default: the latest that touched the gold papers) and store the result."""
-    paper_ids = [p.paper_id for p in gold.papers]
-    run_id = run_id or latest_run_for(con, paper_ids)
-    run = stored.run_identity(con, run_id)
-    if run is None:
-        raise GoldError(f"no run {run_id!r} in this warehouse (see `papersift runs`)")
-    if stored.papers_known(con, paper_ids) == 0:
-        raise GoldError(f"{gold.path}: none of its papers are in this warehouse; ingest the "
-                        "corpus it was written for")
-    local = str(run[3] or "").startswith("gguf:")  # the endpoint identity of a local model
-    predictions = load_predictions(con, run_id, paper_ids)
-    metrics = score(gold, predictions, run[0], local=local, batch=bool(run[4]))
-    metrics["gain_attributes"] = stored.gain_attribute_counts(
-        con, [p.extraction_id for p in predictions if p.extraction_id])
-    created = datetime.now(UTC).replace(tzinfo=None)
-    eval_id = f"eval_{created:%Y%m%dT%H%M%S%f}_{run_id[-6:]}"
-    evaluation = Evaluation(eval_id, run_id, run[0], run[1], run[2], gold, metrics)
-    if store:
-        stored.insert_eval(
-            con, eval_id=eval_id, created=created, run_id=run_id, gold_file=gold.path,
-            gold_sha256=gold.sha256, gold_papers=len(gold.papers), model=run[0],
-            prompt_version=run[1], schema_version=run[2], metrics=metrics)
-    return evaluation
 
 
 def _attribute_share(status: str) -> Callable[[dict[str, Any]], Any]:

@@ -10,15 +10,12 @@ field's values match by number (when both are numbers) or by normalised name.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
-
-import duckdb
 
 from papersift.errors import PapersiftError
 from papersift.extract.domain.grounding import normalize
 from papersift.schemas.fields import builtin
-from papersift.warehouse.custom import extra_items
 
 ARTIFACTS = builtin("artifacts")
 ARTIFACT_KINDS = ("code", "data", "model", "benchmark")
@@ -59,11 +56,11 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def load_extra_predictions(con: duckdb.DuckDBPyConnection,
-                           ids: list[str]) -> dict[str, dict[str, list[Any]]]:
-    """Each extraction's artifacts and user-field values, in the gold's shapes."""
+def extra_predictions(rows: Iterable[tuple[str, str, Any]]) -> dict[str, dict[str, list[Any]]]:
+    """Each extraction's artifacts and user-field values, in the gold's shapes, from the
+    (extraction id, field, value) rows warehouse.custom.extra_items reads."""
     found: dict[str, dict[str, list[Any]]] = {}
-    for extraction_id, name, value in extra_items(con, ids):
+    for extraction_id, name, value in rows:
         found.setdefault(extraction_id, {}).setdefault(name, []).append(value)
     return found
 

@@ -5,6 +5,10 @@ and number in it is a slice of the paper's own abstract: an item whose (correcte
 or metric the abstract does not contain is left out and reported, and the whole answer
 is then grounded by code (``assemble``) as a model's would be; an example that code would
 not keep as it is is no example.
+
+A user field (``--fields``) is answered as the model would answer it: its corrected
+values, each grounded by the field's own strategy (a name or number the abstract lacks is
+left out, a choice or flag is kept as the classification it is).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from papersift.extract.domain.assemble import assemble, result_numbers
+from papersift.extract.domain.custom import ground_custom
 from papersift.schemas import PaperDraft
+from papersift.schemas.fields import CustomField
 from papersift.schemas.numbers import numbers_in, value_matches
 
 # PaperDraft's limits per list
@@ -92,9 +98,28 @@ def _gains(text: str, rows: Sequence[Mapping[str, Any]],
     return gains
 
 
-def example_answer(paper: Mapping[str, Any]) -> ExampleResult:
+def _user_answers(text: str, paper: Mapping[str, Any], fields: Sequence[CustomField],
+                  left_out: list[str]) -> dict[str, Any]:
+    """Each user field's answer: its corrected values as grounding keeps them."""
+    answers: dict[str, Any] = {}
+    for spec in fields:
+        values = [row["value"] for row in paper.get("custom", {}).get(spec.name, [])]
+        items, rejected = ground_custom(spec, values, text)
+        left_out.extend(rejected)
+        kept: list[Any] = [values_of["value"] for values_of, _, _ in items]
+        if spec.grounding == "flag":
+            kept = [value == "true" for value in kept]
+        if spec.many:
+            answers[spec.name] = list(dict.fromkeys(kept))
+        elif kept:
+            answers[spec.name] = kept[0]
+    return answers
+
+
+def example_answer(paper: Mapping[str, Any],
+                   fields: Sequence[CustomField] = ()) -> ExampleResult:
     """The grounded example answer of one reviewed paper (see warehouse/reviewed.py for
-    the shape of ``paper``)."""
+    the shape of ``paper``), with the answers of these user fields."""
     text = str(paper["text"])
     result = ExampleResult(paper_id=str(paper["paper_id"]))
     left = result.left_out
@@ -116,10 +141,11 @@ def example_answer(paper: Mapping[str, Any]) -> ExampleResult:
             left.extend(f"{key[:-1]} {item!r}: over the {limit} a draft may hold"
                         for item in answer[key][limit:])
             answer[key] = answer[key][:limit]
+    own = _user_answers(text, paper, fields, left)
     for _ in range(3):  # leave out what code refuses, then ground again
         reason = _check(answer, text)
         if reason is None:
-            result.answer = answer
+            result.answer = {**answer, **own}
             return result
         if not isinstance(reason, list):
             result.reason = reason

@@ -19,19 +19,21 @@ import dataclasses
 import functools
 import importlib.util
 import inspect
+import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel
 
 from papersift.errors import PapersiftError
 from papersift.extract.domain.artifacts import DETECTION_VERSION, detect_artifacts
-from papersift.extract.domain.assemble import Assembled, Found, assemble
+from papersift.extract.domain.assemble import Assembled, Found, assemble, result_numbers
 from papersift.extract.domain.custom import ground_custom
 from papersift.extract.domain.grounding import Alignment
+from papersift.extract.domain.user_draft import user_draft
 from papersift.prompts import Prompt
 from papersift.schemas import PaperDraft, draft_json_schema, schema_version
 from papersift.schemas.fields import (
@@ -42,8 +44,8 @@ from papersift.schemas.fields import (
     custom_fields,
     fields_hash,
 )
+from papersift.schemas.numbers import number_spans
 from papersift.schemas.paper import content_hash
-from papersift.warehouse.db import schema_names
 
 
 @dataclass(frozen=True)
@@ -77,9 +79,11 @@ DETECTORS: dict[str, Callable[[str], list[ExtraItem]]] = {
                   Found("exact", a.mention[0], a.mention[1], a.sentence))
         for a in detect_artifacts(text)],
 }
-# Part of every extraction id: a change to what code finds alone, or to how user fields
-# are grounded, re-grounds cached answers.
+# Part of every extraction id: a change to what code finds alone re-grounds cached
+# answers; a change to how user fields are grounded (CUSTOM_GROUNDING) re-grounds those
+# of runs that declare some (FieldSet.grounding_version), leaving other ids as they were.
 GROUNDING_VERSION = f"{DETECTION_VERSION};custom/1"
+CUSTOM_GROUNDING = "custom/2"  # 2: choices are classifications (cues, no compounds)
 
 
 class FieldsError(PapersiftError):
@@ -87,67 +91,114 @@ class FieldsError(PapersiftError):
 
 
 class FieldSet:
-    """The fields one run extracts: the built-in ones, plus a user's (``--fields``)."""
+    """The fields one run extracts: the built-in ones, plus a user's (``--fields``).
+    A user's fields are data once loaded: their JSON schema and declarations
+    (:meth:`declaration`). A FieldSet pickles as that data and is rebuilt from it in a
+    Ray shard or a row worker, where the user's own class cannot be imported.
+    ``reserved``: other names a field may not take (the warehouse's tables and views,
+    warehouse.db.schema_names, which the caller passes: the domain reads no warehouse)."""
 
     def __init__(self, user_model: type[BaseModel] | None = None,
-                 source: str | None = None) -> None:
-        self.user_model = user_model
-        self.source = source
-        taken = {*PaperDraft.model_fields, *dir(PaperDraft), *builtin_names(),
-                 *schema_names()}
+                 source: str | None = None, reserved: Collection[str] = ()) -> None:
+        taken = {*PaperDraft.model_fields, *dir(PaperDraft), *builtin_names(), *reserved}
         try:
-            self.custom: tuple[CustomField, ...] = (
-                custom_fields(user_model, taken) if user_model is not None else ())
+            custom = custom_fields(user_model, taken) if user_model is not None else ()
         except ValueError as error:
             raise FieldsError(str(error)) from error
-        self.draft_model: type[PaperDraft] = PaperDraft
-        if user_model is not None:
-            extra = {name: (info.annotation, info)
-                     for name, info in user_model.model_fields.items()}
-            self.draft_model = create_model(  # type: ignore[call-overload]
-                "PaperDraft", __base__=PaperDraft, **extra)
+        schema = user_model.model_json_schema() if user_model is not None else None
+        self._set(schema, custom, source)
+
+    def _set(self, schema: dict[str, Any] | None, custom: tuple[CustomField, ...],
+             source: str | None) -> None:
+        self.user_schema = schema
+        self.custom: tuple[CustomField, ...] = custom
+        self.source = source
+        self.draft_model: type[PaperDraft] = (
+            PaperDraft if schema is None else user_draft(json.dumps(schema)))
+
+    @classmethod
+    def from_declaration(cls, declaration: dict[str, Any] | None) -> FieldSet:
+        """The FieldSet a :meth:`declaration` describes (None: the built-in fields)."""
+        if declaration is None:
+            return DEFAULT_FIELDS
+        fields = cls.__new__(cls)
+        fields._set(declaration["schema"],
+                    tuple(CustomField.from_data(f) for f in declaration["fields"]),
+                    declaration.get("source"))
+        return fields
+
+    def declaration(self) -> dict[str, Any] | None:
+        """The user's fields as JSON data: their schema, declarations and file."""
+        if self.user_schema is None:
+            return None
+        return {"schema": self.user_schema, "fields": [f.as_data() for f in self.custom],
+                "source": self.source}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FieldSet.from_declaration, (self.declaration(),))
 
     @property
     def builtin(self) -> tuple[FieldSpec, ...]:
         return BUILTIN_FIELDS
 
+    def grounding_version(self) -> str:
+        """The grounding code's version in this run's extraction ids."""
+        return GROUNDING_VERSION if not self.custom else \
+            f"{GROUNDING_VERSION};{CUSTOM_GROUNDING}"
+
     def schema_version(self) -> str:
         """The built-in schema version, or a hash over it and the user's fields."""
-        if self.user_model is None:
+        if self.user_schema is None:
             return schema_version()
-        return _user_version(schema_version(), fields_hash(self.user_model, self.custom))
+        return _user_version(schema_version(), fields_hash(self.user_schema, self.custom))
 
-    def draft_json_schema(self, numbers: list[str] | None = None) -> dict[str, Any]:
-        """The draft's JSON schema (see schemas.draft), with the user's fields added; a
-        user's number field, like a gain's value, may only be a number the abstract states."""
+    def draft_json_schema(self, numbers: list[str] | None = None,
+                          stated: list[str] | None = None) -> dict[str, Any]:
+        """The draft's JSON schema (see schemas.draft), with the user's fields added. A
+        gain's value may only be one of ``numbers`` (those that could be results); a
+        user's number field one of ``stated`` (every number written, '7' of '7B'
+        included; ``numbers`` when not given)."""
         schema = draft_json_schema(numbers)
-        if self.user_model is None:
+        if self.user_schema is None:
             return schema
-        own = copy.deepcopy(self.user_model.model_json_schema())
+        own = copy.deepcopy(self.user_schema)
+        allowed = numbers if stated is None else stated
         for name, prop in own.get("properties", {}).items():
             spec = next(f for f in self.custom if f.name == name)
-            if spec.grounding == "number" and numbers is not None:
-                _numbers_only(prop, numbers)
+            if spec.grounding == "number" and allowed is not None:
+                _numbers_only(prop, allowed)
             schema["properties"][name] = prop
         schema["required"] = [*schema.get("required", []), *own.get("required", [])]
         schema.setdefault("$defs", {}).update(own.get("$defs", {}))
         return schema
 
+    def grammar(self, text: str) -> dict[str, Any]:
+        """The schema a constrained decoder gets for this abstract: gains from its result
+        numbers, a user's number fields from every number it writes."""
+        if not any(f.grounding == "number" for f in self.custom):
+            return self.draft_json_schema(result_numbers(text))
+        return self.draft_json_schema(result_numbers(text), stated_numbers(text))
+
     def prompt_note(self) -> str:
         """The lines that tell the model about the user's fields (empty without any)."""
-        if not self.custom or self.user_model is None:
+        if not self.custom:
             return ""
         lines = ["Also answer these fields, in the same JSON object:"]
         for spec in self.custom:
-            info = self.user_model.model_fields[spec.name]
             shape = "a list" if spec.many else "one value"
-            lines.append(f'- "{spec.name}" ({shape}): {info.description or spec.name}')
+            lines.append(f'- "{spec.name}" ({shape}): {spec.description or spec.name}')
         return "\n".join(lines)
 
 
 @functools.cache
 def _user_version(base: str, user: str) -> str:
     return content_hash({"draft_and_stored": base, "user_fields": user})
+
+
+def stated_numbers(text: str) -> list[str]:
+    """Every number the abstract writes in digits, as written, without repeats: '7' of
+    '7B' too (result_numbers leaves out sizes, counts and names)."""
+    return list(dict.fromkeys(text[start:end] for _, start, end in number_spans(text)))
 
 
 def _numbers_only(prop: dict[str, Any], numbers: list[str]) -> None:
@@ -159,9 +210,10 @@ def _numbers_only(prop: dict[str, Any], numbers: list[str]) -> None:
         target["enum"] = list(numbers)
 
 
-def load_fields(path: str | Path) -> FieldSet:
+def load_fields(path: str | Path, reserved: Collection[str] = ()) -> FieldSet:
     """A user's fields file: a Python file defining one pydantic model whose fields carry
-    a grounding marker (schemas.fields.Name(), Number(), Phrase(), Flag(), Choice())."""
+    a grounding marker (schemas.fields.Name(), Number(), Phrase(), Flag(), Choice());
+    ``reserved`` as for FieldSet."""
     path = Path(path)
     if not path.is_file():
         raise FieldsError(f"no fields file at {path}")
@@ -183,7 +235,7 @@ def load_fields(path: str | Path) -> FieldSet:
         raise FieldsError(f"{path}: define exactly one pydantic model of fields "
                               f"(found {len(models)})")
     try:
-        return FieldSet(models[0], source=str(path))
+        return FieldSet(models[0], source=str(path), reserved=reserved)
     except FieldsError as error:
         raise FieldsError(f"{path}: {error}") from error
 

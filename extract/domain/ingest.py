@@ -13,7 +13,7 @@ import csv
 import glob
 import itertools
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from papersift.errors import InputError
@@ -29,11 +29,11 @@ from papersift.extract.domain.ingest_results import (
     parse_venue_year,
 )
 from papersift.extract.domain.ingest_tables import (
-    PARQUET_BATCH_ROWS,
+    BadTableRow,
     ParquetReadError,
+    TableRow,
     csv_header_and_rows,
     jsonl_rows,
-    parquet_columns_and_rows,
     read_table,
 )
 from papersift.extract.domain.ingest_text import (
@@ -52,11 +52,14 @@ from papersift.extract.domain.records import storable
 DEFAULT_CHUNK_PAPERS = 2_000
 BLOCK_BYTES = 1 << 20  # bytes read from a text file at a time
 SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".csv", ".parquet")
+# Opens a Parquet file as its column names and rows. runs.ingest_files passes pyarrow's
+# (the domain imports no pyarrow); without one, a Parquet file is reported unreadable.
+ParquetOpener = Callable[[Path], tuple[list[str], Iterator[TableRow | BadTableRow]]]
 
 __all__ = [
-    "BLOCK_BYTES", "DEFAULT_CHUNK_PAPERS", "DEFAULT_MAX_CHARS", "PARQUET_BATCH_ROWS",
-    "SUPPORTED_SUFFIXES", "TITLE_MAX_CHARS", "IngestProblem", "IngestResult", "Occurrence",
-    "Paper", "Repeat", "ingest", "ingest_stream", "merge_chunks", "normalize_whitespace",
+    "BLOCK_BYTES", "DEFAULT_CHUNK_PAPERS", "DEFAULT_MAX_CHARS", "SUPPORTED_SUFFIXES",
+    "TITLE_MAX_CHARS", "IngestProblem", "IngestResult", "Occurrence", "Paper", "ParquetOpener",
+    "Repeat", "ingest", "ingest_stream", "merge_chunks", "normalize_whitespace",
     "paper_id_for", "parse_venue_year",
 ]
 
@@ -172,10 +175,15 @@ def _suffix_list() -> str:
 # --------------------------------------------------------------------------- files
 
 
-def _read_parquet(path: Path, chunker: Chunker) -> Iterator[None]:
+def _read_parquet(path: Path, chunker: Chunker, parquet: ParquetOpener | None
+                  ) -> Iterator[None]:
     shown = storable(str(path))
+    if parquet is None:
+        chunker.problem(shown, "unreadable", f"{shown}: cannot read as Parquet: no Parquet "
+                        "reader given (read files through papersift.extract.runs.ingest_files)")
+        return
     try:
-        names, rows = parquet_columns_and_rows(path)
+        names, rows = parquet(path)
     except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
         chunker.problem(shown, "unreadable", f"{shown}: cannot read as Parquet: {error}")
         return
@@ -188,10 +196,11 @@ def _read_parquet(path: Path, chunker: Chunker) -> Iterator[None]:
                         f"{broken}", position=broken.rows_read + 1)
 
 
-def _read_file(path: Path, chunker: Chunker, block_bytes: int) -> Iterator[None]:
+def _read_file(path: Path, chunker: Chunker, block_bytes: int,
+               parquet: ParquetOpener | None) -> Iterator[None]:
     """Read one file into the chunker, yielding after each abstract or row taken."""
     if path.suffix.lower() == ".parquet":
-        yield from _read_parquet(path, chunker)
+        yield from _read_parquet(path, chunker, parquet)
         return
     shown = storable(str(path))
     try:
@@ -215,13 +224,14 @@ def _read_file(path: Path, chunker: Chunker, block_bytes: int) -> Iterator[None]
         chunker.problem(shown, "unreadable", f"{shown}: cannot be read ({reason})")
 
 
-def _read_file_guarded(path: Path, chunker: Chunker, block_bytes: int) -> Iterator[None]:
+def _read_file_guarded(path: Path, chunker: Chunker, block_bytes: int,
+                       parquet: ParquetOpener | None) -> Iterator[None]:
     """_read_file, with any error it did not foresee turned into a problem of that file
     (what was read before it stays read)."""
     shown = storable(str(path))
     taken = 0
     try:
-        for _ in _read_file(path, chunker, block_bytes):
+        for _ in _read_file(path, chunker, block_bytes, parquet):
             taken += 1
             yield
     except Exception as error:
@@ -254,6 +264,7 @@ def ingest_stream(
     chunk_papers: int = DEFAULT_CHUNK_PAPERS,
     *,
     block_bytes: int = BLOCK_BYTES,
+    parquet: ParquetOpener | None = None,
 ) -> Iterator[IngestResult]:
     """Read every abstract under ``paths`` (files, folders or glob patterns), in chunks.
 
@@ -264,6 +275,7 @@ def ingest_stream(
     ``repeats``. What stays for the whole stream is the set of returned ids (32 bytes each
     plus set overhead, about 10 MB per 100,000 papers) and the list of files opened.
     Problems are collected, never raised; messages are the same as ``ingest``'s.
+    ``parquet`` opens Parquet files (runs.ingest_files.ingest_stream passes pyarrow's).
     """
     if chunk_papers < 1 or block_bytes < 1:
         raise ValueError("chunk_papers and block_bytes must be at least 1")
@@ -278,7 +290,8 @@ def ingest_stream(
             if key in opened:
                 continue
             opened.add(key)
-            for _ in itertools.chain(_read_file_guarded(path, chunker, block_bytes), [None]):
+            for _ in itertools.chain(_read_file_guarded(path, chunker, block_bytes, parquet),
+                                     [None]):
                 if chunker.size() >= chunk_papers:
                     yield chunker.take()
     if chunker.size() or chunker.files:
@@ -305,10 +318,11 @@ def merge_chunks(chunks: Iterable[IngestResult]) -> IngestResult:
     return IngestResult(papers=merged, problems=problems, files=files)
 
 
-def ingest(paths: Sequence[str | Path], max_chars: int = DEFAULT_MAX_CHARS) -> IngestResult:
+def ingest(paths: Sequence[str | Path], max_chars: int = DEFAULT_MAX_CHARS,
+           *, parquet: ParquetOpener | None = None) -> IngestResult:
     """Read every abstract under ``paths`` (files, folders or glob patterns) at once.
 
     Files are read in the order given (folders and patterns sorted by path), each file at
     most once. Problems are collected, never raised. The merged ``ingest_stream``.
     """
-    return merge_chunks(ingest_stream(paths, max_chars))
+    return merge_chunks(ingest_stream(paths, max_chars, parquet=parquet))

@@ -1,6 +1,7 @@
 """Reading JSONL, CSV and Parquet rows: each row's abstract and optional id, title, venue
 and year, with rows that are broken, merged by a stray quote or missing their abstract
-reported where they stand."""
+reported where they stand. Parquet rows come from runs.ingest_files (the domain imports
+no pyarrow) as TableRow and BadTableRow."""
 
 from __future__ import annotations
 
@@ -8,10 +9,7 @@ import csv
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-import pyarrow.parquet as pq
 
 from papersift.extract.domain.ingest_results import Chunker, Occurrence
 from papersift.extract.domain.records import (
@@ -22,9 +20,6 @@ from papersift.extract.domain.records import (
     record_link,
     storable,
 )
-
-PARQUET_BATCH_ROWS = 1_024
-
 
 # --------------------------------------------------------------------------- tables
 
@@ -44,6 +39,11 @@ class _BadRow:
     position: int
     line: int
     detail: str
+
+
+# A row and an unreadable row, as a reader outside this module (Parquet's) yields them.
+TableRow = _Row
+BadTableRow = _BadRow
 
 
 def _lower_keys(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -171,60 +171,15 @@ def csv_header_and_rows(
 
 
 class ParquetReadError(Exception):
-    """A Parquet file whose data could not be read past some row."""
+    """A Parquet file whose data could not be read past some row (raised by the Parquet
+    reader, runs.ingest_files, while rows are taken; caught by ingest)."""
 
     def __init__(self, rows_read: int, error: Exception) -> None:
         super().__init__(str(error))
         self.rows_read = rows_read
 
 
-def parquet_columns_and_rows(path: Path) -> tuple[list[str], Iterator[_Row | _BadRow]]:
-    """Column names (lower case), then rows read one record batch at a time."""
-    parquet = pq.ParquetFile(path)
-    originals = [str(name) for name in parquet.schema_arrow.names]
-    names = [name.strip().lower() for name in originals]
-    wanted = {original: name for original, name in zip(originals, names, strict=True)
-              if name in _TABLE_COLUMNS}
-
-    def rows() -> Iterator[_Row | _BadRow]:
-        index = 0
-        batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(wanted))
-        while True:
-            try:
-                batch = next(batches)
-            except StopIteration:
-                return
-            except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
-                raise ParquetReadError(index, error) from error
-            try:
-                columns = {wanted[original]: batch.column(original).to_pylist()
-                           for original in wanted}
-            except Exception:  # one value pyarrow cannot turn into Python: find it
-                for offset in range(batch.num_rows):
-                    index += 1
-                    yield _parquet_row(batch.slice(offset, 1), wanted, index)
-                continue
-            for offset in range(batch.num_rows):
-                index += 1
-                yield _Row(index, index, {name: column[offset]
-                                          for name, column in columns.items()})
-
-    return names, rows()
-
-
-_TABLE_COLUMNS = ("abstract", "id", "title", "venue", "year", *LINK_KEYS)
-
-
-def _parquet_row(row: Any, wanted: Mapping[str, str], index: int) -> _Row | _BadRow:
-    """One Parquet row (a one-row record batch), or why it cannot be read."""
-    values = {}
-    for original, name in wanted.items():
-        try:
-            values[name] = row.column(original).to_pylist()[0]
-        except Exception as error:
-            return _BadRow(index, index, f"column {storable(original)!r} cannot be read "
-                                         f"({type(error).__name__}: {str(error)[:120]})")
-    return _Row(index, index, values)
+TABLE_COLUMNS = ("abstract", "id", "title", "venue", "year", *LINK_KEYS)
 
 
 def read_table(
@@ -246,7 +201,7 @@ def read_table(
             f"{shown}: no 'abstract' column (columns: {', '.join(columns) or 'none'})",
         )
         return
-    twice = sorted({name for name in columns or () if name in _TABLE_COLUMNS
+    twice = sorted({name for name in columns or () if name in TABLE_COLUMNS
                     and list(columns or ()).count(name) > 1})
     if twice:
         chunker.problem(
@@ -337,7 +292,7 @@ def _take_row_checked(shown: str, row: _Row | _BadRow, chunker: Chunker) -> None
         source_id=fields["id"],
         title=fields["title"],
         url=record_link(row.values),
-        extra=record_extra(row.values, _TABLE_COLUMNS),
+        extra=record_extra(row.values, TABLE_COLUMNS),
     )
     before = len(chunker.problems)
     if row.suspect:

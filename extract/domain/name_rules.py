@@ -162,57 +162,81 @@ def strictly_proposed(text: str, sentence: tuple[int, int], start: int, end: int
     return len(gap) <= _MAX_GAP and not _BLOCKING_GAP.search(gap.rsplit(",", 1)[-1])
 
 
-def refused_method(text: str, sentence: tuple[int, int], drafted: tuple[int, int],
-                   start: int, end: int, proposed: bool) -> str | None:
-    """Why a mention ([start, end), trimmed from the model's [drafted]) is not a method
-    of the paper's own, or None. ``proposed``: some mention of it is strictly proposed."""
+# What each rule about a method mention says, by its id: the calibrated decision
+# (method_decision.py) reads the ids as features, and the reasons explain a refusal.
+METHOD_RULES: dict[str, str] = {
+    "acronym_in_parenthesis": "the acronym of a lowercase term, not a coined name",
+    "cut_from_description": "part of a description, not a name",
+    "common_word": "one common capitalised word, not a coined name",
+    "author": "an author's name",
+    "url": "part of a URL, not a name the text gives",
+    "building_block_inside": "a description around a building block ('X-based Y')",
+    "citation": "cited prior work ('X [12]')",
+    "plural_acronym": "a class of things (a plural acronym), not one method",
+    "lowercase_term_acronym": "the acronym of a lowercase term, not a coined name",
+    "established": "an established method or model, not the paper's own",
+    "listed_among_models": "one of a list of models or methods it evaluates, not its own",
+    "building_block_after": "a building block ('-based'), not the paper's method",
+    "kind_of_method": "the kind of the paper's method ('a novel X algorithm'), not its name",
+    "setting": "a setting, problem or phenomenon ('the X setting'), not a method",
+    "finding": "names a result, finding or structure, not a method",
+    "problem_before": "a problem, setting or finding the paper studies",
+    "baseline_before": "a baseline, example or building block, by the words before it",
+}
+
+
+def method_rule_hits(text: str, sentence: tuple[int, int], drafted: tuple[int, int],
+                     start: int, end: int, proposed: bool) -> list[str]:
+    """The ids of every METHOD_RULES rule that speaks against a mention ([start, end),
+    trimmed from the model's [drafted]) being a method of the paper's own, in the order
+    they used to be tried. ``proposed``: some mention of it is strictly proposed."""
     mention = text[start:end]
+    bare = mention.strip("*_ ")
+    hits: list[str] = []
     if mention.startswith("("):
-        return "the acronym of a lowercase term, not a coined name"
+        hits.append("acronym_in_parenthesis")
     cut_before = re.findall(r"[A-Za-z]+", text[drafted[0]:start])
     cut_after = re.findall(r"[A-Za-z]+", text[end:drafted[1]])
     if not proposed and (set(w.lower() for w in cut_before) - _LEADING_WORDS or (
             cut_after and cut_after[0].islower() and cut_after[0] not in _KIND_WORDS
             and cut_after[0] not in _JOINING_WORDS)):
-        return "part of a description, not a name"
+        hits.append("cut_from_description")
     if " " not in mention.strip() and mention[:1].isupper() and mention[1:].islower() \
             and not proposed:
-        return "one common capitalised word, not a coined name"
-    if _AUTHOR_AFTER.match(text[end:end + 12]):
-        return "an author's name"
-    if inside_url(text, start, end):
-        return "part of a URL, not a name the text gives"
-    if _BUILDING_BLOCK_INSIDE.search(f"{mention} "):
-        return "a description around a building block ('X-based Y')"
-    if not proposed and _CITATION_AFTER.match(text[end:end + 40]):
-        return "cited prior work ('X [12]')"
-    if not proposed and _PLURAL_ACRONYM.match(mention.strip("*_ ")):
-        return "a class of things (a plural acronym), not one method"
-    if not proposed and lowercase_term_acronym(text, mention.strip("*_ ")):
-        return "the acronym of a lowercase term, not a coined name"
-    if not proposed and (established_method(mention.strip("*_ "))
-                         or established_method(_defined_as(text, mention.strip("*_ ")))):
-        return "an established method or model, not the paper's own"
-    if not proposed and listed_among_models(text, start, end):
-        return "one of a list of models or methods it evaluates, not its own"
-    if _BUILDING_BLOCK_AFTER.match(text[end:end + 14]):
-        return "a building block ('-based'), not the paper's method"
-    if names_a_kind(text, start, end):
-        return "the kind of the paper's method ('a novel X algorithm'), not its name"
-    if names_a_setting(text, end):
-        return "a setting, problem or phenomenon ('the X setting'), not a method"
-    if _FINDING_HEAD.search(mention.rstrip("*_} ")) and not proposed:
-        return "names a result, finding or structure, not a method"
-    if proposed:
-        return None
-    before = text[max(sentence[0], start - 60):start]
-    # an acronym's own expansion before it ('Novel Object Discovery (3D-NOD)') is no cue
-    before = _EXPANSION_BEFORE.sub("", before)
-    if _PROBLEM_BEFORE.search(before):
-        return "a problem, setting or finding the paper studies"
-    if _BASELINE_BEFORE.search(before):
-        return "a baseline, example or building block, by the words before it"
-    return None
+        hits.append("common_word")
+    checks = (
+        ("author", bool(_AUTHOR_AFTER.match(text[end:end + 12]))),
+        ("url", inside_url(text, start, end)),
+        ("building_block_inside", bool(_BUILDING_BLOCK_INSIDE.search(f"{mention} "))),
+        ("citation", not proposed and bool(_CITATION_AFTER.match(text[end:end + 40]))),
+        ("plural_acronym", not proposed and bool(_PLURAL_ACRONYM.match(bare))),
+        ("lowercase_term_acronym", not proposed and lowercase_term_acronym(text, bare)),
+        ("established", not proposed and (established_method(bare)
+                                          or established_method(_defined_as(text, bare)))),
+        ("listed_among_models", not proposed and listed_among_models(text, start, end)),
+        ("building_block_after", bool(_BUILDING_BLOCK_AFTER.match(text[end:end + 14]))),
+        ("kind_of_method", names_a_kind(text, start, end)),
+        ("setting", names_a_setting(text, end)),
+        ("finding", bool(_FINDING_HEAD.search(mention.rstrip("*_} "))) and not proposed),
+    )
+    hits += [rule for rule, fired in checks if fired]
+    if not proposed:
+        before = text[max(sentence[0], start - 60):start]
+        # an acronym's own expansion before it ('Novel Object Discovery (3D-NOD)') is no cue
+        before = _EXPANSION_BEFORE.sub("", before)
+        if _PROBLEM_BEFORE.search(before):
+            hits.append("problem_before")
+        elif _BASELINE_BEFORE.search(before):
+            hits.append("baseline_before")
+    return hits
+
+
+def refused_method(text: str, sentence: tuple[int, int], drafted: tuple[int, int],
+                   start: int, end: int, proposed: bool) -> str | None:
+    """Why a mention is not a method of the paper's own by the first rule that fires, or
+    None (see method_rule_hits)."""
+    hits = method_rule_hits(text, sentence, drafted, start, end, proposed)
+    return METHOD_RULES[hits[0]] if hits else None
 
 
 # A coined name right after a proposal verb: 'we introduce Voyager, ...', 'we propose

@@ -21,15 +21,10 @@ from papersift.extract.access.http import Transport
 from papersift.extract.access.limits import RequestGate, approx_tokens
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.access.recording import recording_transport
-from papersift.extract.domain.eval_errors import EvalDetails, details
-from papersift.extract.domain.evaluate import Evaluation, GoldError, evaluate, load_gold
+from papersift.extract.domain.eval_errors import EvalDetails
+from papersift.extract.domain.evaluate import Evaluation, GoldError, load_gold
 from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, load_fields, prompt_for
-from papersift.extract.domain.ingest import (
-    DEFAULT_CHUNK_PAPERS,
-    DEFAULT_MAX_CHARS,
-    check_inputs,
-    ingest_stream,
-)
+from papersift.extract.domain.ingest import DEFAULT_CHUNK_PAPERS, DEFAULT_MAX_CHARS, check_inputs
 from papersift.extract.domain.ingest_results import IngestProblem
 from papersift.extract.domain.prices import Pricing, pricing_for
 from papersift.extract.domain.sampling import seeded_sample
@@ -42,6 +37,8 @@ from papersift.extract.runs.batch import (
     check_resumable,
 )
 from papersift.extract.runs.canon import entities_after_run
+from papersift.extract.runs.evaluation import details, evaluate
+from papersift.extract.runs.ingest_files import ingest_stream
 from papersift.extract.runs.pipeline import (
     IngestReport,
     Job,
@@ -55,11 +52,11 @@ from papersift.extract.runs.pipeline import (
     new_run_id,
 )
 from papersift.prompts import DEFAULT_PROMPT, Prompt, load_prompt
-from papersift.prompts.pool import load_pool, with_pool
+from papersift.prompts.pool import answering, load_pool, with_pool
 from papersift.warehouse import Warehouse, reads
 from papersift.warehouse.batches import get_batch, requests_of
-from papersift.warehouse.custom import create_custom_views
-from papersift.warehouse.db import remove_empty
+from papersift.warehouse.custom import record_custom_fields
+from papersift.warehouse.db import remove_empty, schema_names
 
 
 @dataclass(frozen=True)
@@ -130,8 +127,8 @@ def _extract_jobs(
 ) -> RunSummary:
     """Extract the jobs; ``endpoint`` replaces the one ``settings`` describe (tests)."""
     plan = EndpointPlan(endpoint) if endpoint is not None else plan_endpoint(settings.endpoint)
-    prompt = run_prompt(settings)
     fields = run_fields(settings)
+    prompt = run_prompt(settings, fields)
 
     def make_extractor(live_endpoint: Endpoint) -> Extractor:
         wire = transport
@@ -153,14 +150,12 @@ def _extract_jobs(
     if settings.batch is not None and settings.max_cost is not None:
         raise BatchError("--max-cost paces live requests; a batch is priced before it is "
                          "sent: check it with --batch --dry-run instead")
-    if settings.batch is not None and fields.custom:
-        raise BatchError("--fields runs live requests only; drop --batch for this run")
     gate = request_gate(settings, plan.endpoint)
     # Keys only: no connection is made by building a client.
     keys_only = Extractor(plan.endpoint, prompt, max_reasks=_reasks(settings, plan.endpoint),
                           fields=fields)
     if fields.custom:
-        create_custom_views(warehouse.con, [spec.name for spec in fields.custom])
+        warehouse.run(record_custom_fields, fields.custom)
     try:
         common: dict[str, Any] = dict(
             concurrency=settings.concurrency,
@@ -187,17 +182,21 @@ def _extract_jobs(
         keys_only.close()
 
 
-def run_prompt(settings: RunSettings) -> Prompt:
-    """The prompt a run sends: the named one, with the few-shot pool if one is given."""
+def run_prompt(settings: RunSettings, fields: FieldSet = DEFAULT_FIELDS) -> Prompt:
+    """The prompt a run sends: the named one, with its few-shot pool cut to the run's fields."""
     prompt = load_prompt(settings.prompt)
     if settings.fewshot_pool is None:
         return prompt
-    return with_pool(prompt, load_pool(settings.fewshot_pool))
+    pool = answering(load_pool(settings.fewshot_pool), fields.draft_model.model_fields)
+    return with_pool(prompt, pool)
 
 
 def run_fields(settings: RunSettings) -> FieldSet:
-    """The fields a run extracts: the built-in ones, plus the user's fields file's."""
-    return load_fields(settings.fields) if settings.fields is not None else DEFAULT_FIELDS
+    """The fields a run extracts: the built-in ones, plus the user's fields file's (whose
+    names may not be the warehouse's tables and views)."""
+    if settings.fields is None:
+        return DEFAULT_FIELDS
+    return load_fields(settings.fields, reserved=schema_names())
 
 
 def request_gate(settings: RunSettings, endpoint: Endpoint) -> RequestGate:
@@ -222,7 +221,7 @@ def _as_chunks(jobs: list[Job]) -> JobChunks:
 
 
 def _papers_stored(warehouse: Warehouse) -> int:
-    return reads.count_papers(warehouse.con)
+    return warehouse.run(reads.count_papers)
 
 
 def run_inputs(
@@ -297,12 +296,12 @@ def extract_stored(
     run_id = new_run_id()
     with Warehouse(settings.db, create=False) as warehouse:
         if paper_ids is not None:
-            unknown = reads.unknown_paper_ids(warehouse.con, paper_ids)
+            unknown = warehouse.run(reads.unknown_paper_ids, paper_ids)
             if unknown:
                 raise GoldError(f"{len(unknown)} of the requested papers are not in the "
                                 f"warehouse (e.g. {sorted(unknown)[0]}); ingest them first")
-        rows = reads.papers_to_extract(warehouse.con, only_missing=only_missing,
-                                       paper_ids=paper_ids)
+        rows = warehouse.run(reads.papers_to_extract, only_missing=only_missing,
+                             paper_ids=paper_ids)
         jobs = jobs_for_stored(rows, settings.max_chars)
         if settings.sample is not None:  # a sample of the papers this command would extract
             keep = seeded_sample((job.paper_id for job in jobs), settings.sample,
@@ -331,7 +330,7 @@ def resume_batch(
     with Warehouse(settings.db, create=False) as warehouse:
         check_resumable(get_batch(warehouse, batch_id), chosen)
         ids = [request.paper_id for request in requests_of(warehouse, batch_id)]
-        rows = reads.papers_by_id(warehouse.con, ids)
+        rows = warehouse.run(reads.papers_by_id, ids)
         batch = settings.batch or BatchOptions()
         return _extract_jobs(
             warehouse, _as_chunks(jobs_for_stored(rows, settings.max_chars)),
@@ -366,7 +365,7 @@ def evaluate_run(db: Path, gold_file: Path, run_id: str | None = None,
     ``only`` restricts the gold file to those paper ids."""
     gold = load_gold(gold_file, only)
     with Warehouse(db, create=False) as warehouse:
-        return evaluate(warehouse.con, gold, run_id)
+        return evaluate(warehouse, gold, run_id)
 
 
 def compare_runs(db: Path, gold_file: Path, run_ids: Sequence[str],
@@ -374,7 +373,7 @@ def compare_runs(db: Path, gold_file: Path, run_ids: Sequence[str],
     """Score several runs on the same gold file, for a side-by-side table."""
     gold = load_gold(gold_file, only)
     with Warehouse(db, create=False) as warehouse:
-        return [evaluate(warehouse.con, gold, run_id) for run_id in run_ids]
+        return [evaluate(warehouse, gold, run_id) for run_id in run_ids]
 
 
 def evaluation_details(db: Path, gold_file: Path, run_ids: Sequence[str],
@@ -382,7 +381,7 @@ def evaluation_details(db: Path, gold_file: Path, run_ids: Sequence[str],
     """Each run's false positives and negatives per paper and its figures per source."""
     gold = load_gold(gold_file, only)
     with Warehouse(db, create=False) as warehouse:
-        return [details(warehouse.con, gold, run_id) for run_id in run_ids]
+        return [details(warehouse, gold, run_id) for run_id in run_ids]
 
 
 def paper_ids_from(path: Path) -> list[str]:
@@ -450,14 +449,15 @@ def billed_prompt_tokens(extractor: Extractor, text: str) -> int:
 def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
     """Read the inputs and the cache (read-only) and estimate tokens and cost; nothing is
     written, no server is started and no request is made."""
-    from papersift.warehouse.db import connect
+    from papersift.warehouse import open_repository
 
     check_inputs(inputs)
     plan = plan_endpoint(settings.endpoint)
-    keys_only = Extractor(plan.endpoint, run_prompt(settings), max_reasks=0,
-                          fields=run_fields(settings))
-    con = (connect(settings.db, read_only=True)
-           if settings.use_cache and settings.db.exists() else None)
+    fields = run_fields(settings)
+    keys_only = Extractor(plan.endpoint, run_prompt(settings, fields), max_reasks=0,
+                          fields=fields)
+    cache = (open_repository(settings.db, read_only=True)
+             if settings.use_cache and settings.db.exists() else None)
     abstracts = skipped = cached = 0
     sent = prompt_tokens = 0
     chosen = sampled_papers(inputs, settings)
@@ -471,7 +471,8 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
             skipped += sum(1 for job in jobs if job.skip is not None)
             keys = {job.paper_id: keys_only.key_for(job.text)
                     for job in jobs if job.skip is None}
-            hits = reads.cached_keys(con, set(keys.values())) if con is not None else set()
+            hits = (cache.run(reads.cached_keys, set(keys.values())) if cache is not None
+                    else set())
             to_send = [job for job in jobs
                        if job.skip is None and keys[job.paper_id] not in hits]
             cached += len(keys) - len(to_send)
@@ -479,8 +480,8 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
             prompt_tokens += sum(billed_prompt_tokens(keys_only, job.text) for job in to_send)
     finally:
         keys_only.close()
-        if con is not None:
-            con.close()
+        if cache is not None:
+            cache.close()
     completion_tokens = COMPLETION_TOKENS_PER_ABSTRACT * sent
     pricing = pricing_for(plan.endpoint.model, override=settings.price,
                           batch=settings.batch is not None)

@@ -347,6 +347,29 @@ def runs(db: Path, limit: int, fmt: str) -> None:
     print_result(result, fmt)
 
 
+@cli.command()
+@click.argument("paper")
+@db_option
+@known_errors
+def explain(paper: str, db: Path) -> None:
+    """Why each name that may be PAPER's method was kept, flagged or refused.
+
+    PAPER is a paper_id (or its first 12+ characters), a source id or words of a title.
+    Each line gives the decision's score (the probability that the name is the paper's
+    own method) and the features that pushed hardest toward the outcome.
+    """
+    from papersift.extract.interface.explain import explain_paper
+
+    shown = None
+    for item in explain_paper(db, paper):
+        if item.paper_id != shown:
+            shown = item.paper_id
+            click.echo(f"{item.title or '(no title)'}  [{item.paper_id[:19]}]")
+        stale = " (older weights)" if item.weights_changed else ""
+        click.echo(f"  {item.outcome:8} {item.score:.2f}  {item.name}{stale}")
+        for reason in item.reasons:
+            click.echo(f"             - {reason}")
+
 
 @cli.command()
 @known_errors

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import signal
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from rich.console import Console
 
 from papersift.errors import InputError, PapersiftError
 from papersift.extract.interface import options
+from papersift.warehouse import is_database_error
 
 if TYPE_CHECKING:  # the library loads when a command runs, not for `papersift --help`
     from papersift.extract.domain.ingest_results import IngestProblem
@@ -62,9 +62,8 @@ def known_errors(func: Callable[P, R]) -> Callable[P, R]:
 
 
 def _storage_error(error: Exception) -> bool:
-    """An OSError, or DuckDB's own (DuckDB is loaded if it raised it)."""
-    duckdb = sys.modules.get("duckdb")
-    return isinstance(error, OSError) or (duckdb is not None and isinstance(error, duckdb.Error))
+    """An OSError, or DuckDB's own (warehouse.is_database_error)."""
+    return isinstance(error, OSError) or is_database_error(error)
 
 
 db_option: Callable[[Callable[..., Any]], Callable[..., Any]] = click.option(

@@ -41,11 +41,18 @@ def _embedding_errors(func: Callable[P, R]) -> Callable[P, R]:
 
 
 def _filters(task: str | None, benchmark: str | None, method: str | None, kind: str | None,
-             has_numbers: bool, area: str | None) -> Any:
+             has_numbers: bool, area: str | None, custom: tuple[str, ...] = ()) -> Any:
     from papersift.warehouse.search import SearchFilters
 
+    pairs = []
+    for given in custom:
+        name, equals, value = given.partition("=")
+        if not equals or not name.strip() or not value.strip():
+            raise click.BadParameter(f"{given!r}: write NAME=VALUE (a user field and its "
+                                     "value)", param_hint="--field")
+        pairs.append((name.strip(), value.strip()))
     return SearchFilters(task=task, benchmark=benchmark, method=method, type=kind,
-                         has_numbers=has_numbers, area=area)
+                         has_numbers=has_numbers, area=area, custom=tuple(pairs))
 
 
 def _filter_options(func: Callable[P, R]) -> Callable[P, R]:
@@ -56,6 +63,9 @@ def _filter_options(func: Callable[P, R]) -> Callable[P, R]:
         click.option("--type", "kind", help="Only papers of this contribution type."),
         click.option("--has-numbers", is_flag=True, help="Only papers with claimed gains."),
         click.option("--area", help="Only papers of this area (its id, or words of its label)."),
+        click.option("--field", "custom", multiple=True, metavar="NAME=VALUE",
+                     help="Only papers whose user field (--fields) NAME has VALUE (a choice "
+                     "or flag exactly, another field's item containing it); repeatable."),
     )):
         func = option(func)
     return func
@@ -72,6 +82,7 @@ def _rows(hits: list[Any], *, with_ranks: bool) -> list[dict[str, Any]]:
             row |= {"keyword_rank": hit.keyword_rank, "vector_rank": hit.vector_rank}
         row["snippet"] = hit.snippet
         row |= {name: hit.fields.get(name) for name in FIELDS}
+        row |= {name: value for name, value in hit.fields.items() if name.startswith("custom_")}
         rows.append(row)
     return rows
 
@@ -104,7 +115,8 @@ def _print(rows: list[dict[str, Any]], fmt: str, out: Console, title: str) -> No
     table.add_column("fields", overflow="fold", ratio=2)
     for row in rows:
         marked = escape(row["snippet"]).replace("«", "[bold yellow]").replace("»", "[/]")
-        fields = "\n".join(f"[dim]{name}:[/] {escape(str(row[name]))}" for name in FIELDS
+        shown = [*FIELDS, *(name for name in row if name.startswith("custom_"))]
+        fields = "\n".join(f"[dim]{name}:[/] {escape(str(row[name]))}" for name in shown
                            if row.get(name))
         table.add_row(str(row["rank"]), escape(paper_label(row)),
                       f"{row['score']:.4f}", marked, fields)
@@ -149,13 +161,14 @@ def register(cli: click.Group, db_option: Callable[[Any], Any],
     @_embedding_errors
     def search(query: str, db: Path, task: str | None, benchmark: str | None,
                method: str | None, kind: str | None, has_numbers: bool, area: str | None,
-               mode: str, limit: int, fmt: str) -> None:
+               custom: tuple[str, ...], mode: str, limit: int, fmt: str) -> None:
         """Papers about QUERY: full-text BM25 and vector similarity, fused by reciprocal rank."""
         from papersift.extract.interface.discover import no_good_match
         from papersift.extract.interface.discover import search as run_search
 
         hits = run_search(db, query, mode=mode, limit=limit,
-                          filters=_filters(task, benchmark, method, kind, has_numbers, area))
+                          filters=_filters(task, benchmark, method, kind, has_numbers, area,
+                                           custom))
         _print(_rows(hits, with_ranks=True), fmt, out, f"{mode} search: {query}")
         weak = no_good_match(hits)
         if weak:
@@ -173,13 +186,14 @@ def register(cli: click.Group, db_option: Callable[[Any], Any],
     @_embedding_errors
     def similar(paper_id: str | None, text: str | None, db: Path, task: str | None,
                 benchmark: str | None, method: str | None, kind: str | None,
-                has_numbers: bool, area: str | None, limit: int, fmt: str) -> None:
+                has_numbers: bool, area: str | None, custom: tuple[str, ...], limit: int,
+                fmt: str) -> None:
         """The papers nearest to PAPER_ID (an id or its prefix) or to --text, by cosine."""
         from papersift.extract.interface.discover import similar as run_similar
 
         origin, hits = run_similar(db, paper_id, text=text, limit=limit,
                                    filters=_filters(task, benchmark, method, kind, has_numbers,
-                                                    area))
+                                                    area, custom))
         rows = _rows(hits, with_ranks=False)
         if origin is not None:
             for row in rows:

@@ -11,7 +11,8 @@ from pathlib import Path
 from papersift.extract.domain.fewshot import ExampleResult, example_answer
 from papersift.prompts.pool import pool_document
 from papersift.warehouse.corrections import CorrectionError, export_corrections
-from papersift.warehouse.db import connect
+from papersift.warehouse.custom import declared_fields
+from papersift.warehouse.repository import open_repository
 from papersift.warehouse.reviewed import gold_from_corrections, reviewed_extractions
 
 
@@ -22,11 +23,8 @@ def default_gold_path(db: Path) -> Path:
 
 def write_gold(db: Path, out: Path | None = None) -> tuple[Path, int]:
     """Write the reviewed papers, as corrected, as a gold file; (its path, papers)."""
-    con = connect(db, read_only=True)
-    try:
-        gold = gold_from_corrections(con)
-    finally:
-        con.close()
+    with open_repository(db, read_only=True) as repo:
+        gold = repo.run(gold_from_corrections)
     path = out or default_gold_path(db)
     path.write_text(json.dumps(gold, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return path, len(gold["papers"])
@@ -35,11 +33,8 @@ def write_gold(db: Path, out: Path | None = None) -> tuple[Path, int]:
 def write_corrections(db: Path, out: Path | None, fmt: str) -> tuple[str, int]:
     """Every correction as CSV or JSON lines, into ``out`` (None: returned as text);
     (the text, how many corrections)."""
-    con = connect(db, read_only=True)
-    try:
-        text = export_corrections(con, fmt)
-    finally:
-        con.close()
+    with open_repository(db, read_only=True) as repo:
+        text = repo.run(export_corrections, fmt)
     count = text.count("\n") - (1 if fmt == "csv" else 0)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -62,15 +57,13 @@ class PoolReport:
 def write_pool(db: Path, out: Path) -> PoolReport:
     """Write the reviewed papers, corrections applied, as a few-shot pool: each paper's
     grounded answer in the shape of the prompt's own examples."""
-    con = connect(db, read_only=True)
-    try:
-        papers = reviewed_extractions(con)
-    finally:
-        con.close()
+    with open_repository(db, read_only=True) as repo:
+        papers = repo.run(reviewed_extractions)
+        fields = repo.run(declared_fields)
     if not papers:
         raise CorrectionError(f"{db}: no reviewed papers yet: review some in `papersift "
                               "serve` first")
-    results = [example_answer(paper) for paper in papers]
+    results = [example_answer(paper, fields) for paper in papers]
     texts = {str(paper["paper_id"]): str(paper["text"]) for paper in papers}
     examples = [{"abstract": texts[r.paper_id], "answer": r.answer}
                 for r in results if r.answer is not None]

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from papersift.extract.access.embedding import (
     MODEL_ID,
     Embedder,
@@ -25,7 +23,8 @@ from papersift.extract.access.embedding import (
 from papersift.warehouse import areas as area_store
 from papersift.warehouse import paper_ids, reads
 from papersift.warehouse import search as sql
-from papersift.warehouse.db import WarehouseError, connect
+from papersift.warehouse.db import WarehouseError
+from papersift.warehouse.repository import Repository, open_repository
 
 EMBED_CHUNK = 256  # papers embedded, then stored (and checkpointed), at a time
 # The best hit's cosine below which a search has no good match. bench/search_threshold.py
@@ -48,30 +47,30 @@ class IndexSummary:
     scores: dict[int, float] = field(default_factory=dict)
 
 
-def embed_new_papers(con: duckdb.DuckDBPyConnection, embedder: Embedder,
+def embed_new_papers(repo: Repository, embedder: Embedder,
                      progress: ProgressCallback | None = None) -> tuple[int, int, float]:
     """Embed the papers whose text has no vector of this model yet: (new, cached, seconds)."""
-    missing = sql.texts_without_vectors(con, embedder.model_id)
-    total = paper_ids.distinct_texts(con)
+    missing = repo.run(sql.texts_without_vectors, embedder.model_id)
+    total = repo.run(paper_ids.distinct_texts)
     started = time.perf_counter()
     for start in range(0, len(missing), EMBED_CHUNK):
         chunk = missing[start:start + EMBED_CHUNK]
         vectors = embedder.embed([text for _, text in chunk])
-        sql.store_vectors(con, embedder.model_id, [key for key, _ in chunk], vectors)
+        repo.run(sql.store_vectors, embedder.model_id, [key for key, _ in chunk], vectors)
         if progress is not None:
             progress(start + len(chunk), len(missing))
     return len(missing), total - len(missing), time.perf_counter() - started
 
 
-def build_areas(con: duckdb.DuckDBPyConnection, model_id: str, *, k: int | None = None
+def build_areas(repo: Repository, model_id: str, *, k: int | None = None
                 ) -> tuple[str, int, dict[int, float]]:
     """Cluster the papers' vectors into areas and store a topic run: (run id, areas, scores)."""
     import numpy as np
 
     from papersift.extract.domain import topics
 
-    ids, vectors = sql.paper_vectors(con, model_id)
-    previous_run, previous = area_store.latest_members(con)
+    ids, vectors = repo.run(sql.paper_vectors, model_id)
+    previous_run, previous = repo.run(area_store.latest_members)
     position = {paper_id: i for i, paper_id in enumerate(ids)}
     old_centroids = [vectors[[position[p] for p in members if p in position]].mean(axis=0)
                      for _, members in sorted(previous.items())
@@ -80,7 +79,7 @@ def build_areas(con: duckdb.DuckDBPyConnection, model_id: str, *, k: int | None 
                                 if old_centroids else None)
     groups = [{ids[i] for i in range(len(ids)) if clustering.labels[i] == a}
               for a in range(clustering.k)]
-    documents = area_store.area_documents(con, ids)
+    documents = repo.run(area_store.area_documents, ids)
     terms = topics.ctfidf_terms([[documents[p] for p in sorted(g)] for g in groups])
     assigned = topics.carry_ids(previous, groups)
     coords = topics.pca_2d(vectors)
@@ -91,9 +90,9 @@ def build_areas(con: duckdb.DuckDBPyConnection, model_id: str, *, k: int | None 
     papers = [area_store.PaperArea(ids[i], assigned[int(clustering.labels[i])][0],
                                    float(similarity[i]), float(coords[i, 0]), float(coords[i, 1]))
               for i in range(len(ids))]
-    run_id = area_store.store_topic_run(
-        con, model_id=model_id, chosen_by=clustering.chosen_by, scores=clustering.scores,
-        previous_run=previous_run, areas=rows, papers=papers)
+    run_id = repo.run(
+        area_store.store_topic_run, model_id=model_id, chosen_by=clustering.chosen_by,
+        scores=clustering.scores, previous_run=previous_run, areas=rows, papers=papers)
     return run_id, clustering.k, clustering.scores
 
 
@@ -102,25 +101,26 @@ def index_collection(db: str | Path, *, areas: bool = True, k: int | None = None
                      embedder: Embedder | None = None) -> IndexSummary:
     """Vectors for new papers, the keyword index, and (when the papers changed, or
     ``remap`` or ``k`` is given) a new topic map."""
-    con = connect(db, create=False)  # a mistyped --db makes nothing
+    repo = open_repository(db, create=False)  # a mistyped --db makes nothing
     try:
         embedder = embedder or load_embedder()
-        summary = IndexSummary(papers=reads.count_papers(con))
+        summary = IndexSummary(papers=repo.run(reads.count_papers))
         summary.embedded, summary.cached, summary.embed_seconds = embed_new_papers(
-            con, embedder, progress)
-        summary.keyword_index_built = sql.ensure_keyword_index(con)
+            repo, embedder, progress)
+        summary.keyword_index_built = repo.run(sql.ensure_keyword_index)
         if areas and summary.papers >= 3 and (
-                remap or k is not None or area_store.latest_run_papers(con) != summary.papers):
+                remap or k is not None
+                or repo.run(area_store.latest_run_papers) != summary.papers):
             summary.topic_run, summary.areas, summary.scores = build_areas(
-                con, embedder.model_id, k=k)
+                repo, embedder.model_id, k=k)
     finally:
-        con.close()
+        repo.close()
     return summary
 
 
-def _hits(con: duckdb.DuckDBPyConnection, ranked: list[tuple[Any, ...]], query: str
+def _hits(repo: Repository, ranked: list[tuple[Any, ...]], query: str
           ) -> list[sql.Hit]:
-    fields = sql.paper_fields(con, [row[0] for row in ranked])
+    fields = repo.run(sql.paper_fields, [row[0] for row in ranked])
     hits = []
     for paper_id, score, kw_rank, vec_rank, bm25, cosine in ranked:
         paper = fields.get(paper_id, {})
@@ -135,19 +135,19 @@ def search(db: str | Path, query: str, *, mode: str = "hybrid",
     """Papers for a query: BM25 and vector cosine fused by reciprocal rank (or one alone)."""
     if not query.strip():
         raise WarehouseError("the search query is empty")
-    con = connect(db, create=False)
+    repo = open_repository(db, create=False)
     try:
         if embedder is None and mode != "keyword":
             embedder = load_embedder()
         if embedder is not None:
-            embed_new_papers(con, embedder)
-        sql.ensure_keyword_index(con)
+            embed_new_papers(repo, embedder)
+        repo.run(sql.ensure_keyword_index)
         vector = embedder.embed([query])[0].tolist() if embedder is not None else None
-        ranked = sql.rank(con, query, vector, embedder.model_id if embedder else None,
+        ranked = repo.run(sql.rank, query, vector, embedder.model_id if embedder else None,
                           mode=mode, filters=filters, limit=limit)
-        return _hits(con, ranked, query)
+        return _hits(repo, ranked, query)
     finally:
-        con.close()
+        repo.close()
 
 
 def best_cosine(hits: list[sql.Hit]) -> float | None:
@@ -177,53 +177,56 @@ def similar(db: str | Path, paper_id: str | None = None, *, text: str | None = N
                              "papers like it")
     if paper_id is not None and text is not None:
         raise WarehouseError("give a PAPER_ID or --text, not both")
-    con = connect(db, create=False)
+    repo = open_repository(db, create=False)
     try:
         embedder = embedder or load_embedder()
-        embed_new_papers(con, embedder)
+        embed_new_papers(repo, embedder)
         origin = None
         if paper_id is not None:
-            vector = sql.stored_vector(con, paper_id, embedder.model_id)
-            exclude = paper_ids.paper_id_from_prefix(con, paper_id)
+            vector = repo.run(sql.stored_vector, paper_id, embedder.model_id)
+            exclude = repo.run(paper_ids.paper_id_from_prefix, paper_id)
             assert exclude is not None
-            origin = sql.paper_fields(con, [exclude]).get(exclude)
+            origin = repo.run(sql.paper_fields, [exclude]).get(exclude)
         else:
             assert text is not None
             vector = embedder.embed([text])[0].tolist()
             exclude = None
-        near = sql.neighbours(con, vector, embedder.model_id, exclude=exclude,
+        near = repo.run(sql.neighbours, vector, embedder.model_id, exclude=exclude,
                               filters=filters, limit=limit)
-        fields = sql.paper_fields(con, [p for p, _ in near])
+        fields = repo.run(sql.paper_fields, [p for p, _ in near])
         hits = [sql.Hit(p, cosine, None, rank, None, cosine,
                         " ".join((fields.get(p, {}).get("text") or "").split())[:sql.SNIPPET_CHARS],
                         fields.get(p, {}))
                 for rank, (p, cosine) in enumerate(near, start=1)]
         return origin, hits
     finally:
-        con.close()
+        repo.close()
 
 
 def areas(db: str | Path) -> list[dict[str, Any]]:
     """The latest topic map's areas, largest first."""
-    con = connect(db, read_only=True)
+    repo = open_repository(db, read_only=True)
     try:
-        return area_store.area_table(con)
+        return repo.run(area_store.area_table)
     finally:
-        con.close()
+        repo.close()
 
 
-def sql_preparer() -> Callable[[duckdb.DuckDBPyConnection], None]:
+def _query_embedding() -> tuple[Callable[[str], list[float]] | None, str | None]:
+    """``embed(text)`` for SQL and its model id when the model is installed (loaded on
+    its first call only), else (None, None)."""
+    try:
+        model_dir()
+    except EmbeddingError:
+        return None, None
+
+    def embed_query(text: str) -> list[float]:
+        return [float(v) for v in load_embedder().embed([text])[0]]
+
+    return embed_query, MODEL_ID
+
+
+def sql_preparer() -> sql.SqlPreparer:
     """What `papersift sql` runs on its connection before locking it: the search macros,
-    with ``embed(text)`` when the model is installed (loaded on its first call only)."""
-    def prepare(con: duckdb.DuckDBPyConnection) -> None:
-        try:
-            model_dir()
-        except EmbeddingError:
-            sql.prepare_sql(con, None, None)
-            return
-
-        def embed_query(text: str) -> list[float]:
-            return [float(v) for v in load_embedder().embed([text])[0]]
-
-        sql.prepare_sql(con, embed_query, MODEL_ID)
-    return prepare
+    with ``embed(text)`` when the model is installed."""
+    return sql.macros_preparer(_query_embedding)

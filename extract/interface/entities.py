@@ -10,16 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from papersift.extract.domain.entities.normalise import KINDS, name_key
 from papersift.extract.domain.entities.vocab import VocabularyError, load_vocabulary
 from papersift.extract.interface.served import readable
 from papersift.extract.runs.canon import CanonOptions, PassSummary, canonicalise
-from papersift.warehouse import Warehouse, WarehouseError
+from papersift.warehouse import Repository, Warehouse, WarehouseError, open_repository
 from papersift.warehouse import entities as store
 from papersift.warehouse import entity_reads as reads
-from papersift.warehouse.db import connect
 from papersift.warehouse.query import QueryResult, run_sql, saved_queries
 
 
@@ -31,7 +28,7 @@ def build(db: Path, options: CanonOptions = CanonOptions()) -> PassSummary:
     """Canonicalise what is new in the warehouse (nothing, when nothing changed)."""
     try:
         with Warehouse(db, create=False) as warehouse:
-            return canonicalise(warehouse.con, options)
+            return canonicalise(warehouse, options)
     except VocabularyError as error:
         raise EntityError(str(error)) from error
 
@@ -50,30 +47,30 @@ class EntityRef:
     keys: tuple[str, ...]
 
 
-def _entity(con: duckdb.DuckDBPyConnection, entity_id: str) -> EntityRef | None:
-    rows = reads.entity_keys(con, entity_id)
+def _entity(repo: Repository, entity_id: str) -> EntityRef | None:
+    rows = repo.run(reads.entity_keys, entity_id)
     if not rows:
         return None
     return EntityRef(rows[0][0], entity_id, rows[0][1], tuple(r[2] for r in rows))
 
 
-def _by_key(con: duckdb.DuckDBPyConnection, kind: str, key: str) -> EntityRef:
-    entity_id = reads.entity_holding(con, kind, key)
-    entity = _entity(con, entity_id) if entity_id else None
+def _by_key(repo: Repository, kind: str, key: str) -> EntityRef:
+    entity_id = repo.run(reads.entity_holding, kind, key)
+    entity = _entity(repo, entity_id) if entity_id else None
     if entity is None:
         raise EntityError(f"no entity holds the {kind} key {key!r}")
     return entity
 
 
-def find(con: duckdb.DuckDBPyConnection, ref: str, kind: str | None = None) -> EntityRef:
+def find(repo: Repository, ref: str, kind: str | None = None) -> EntityRef:
     """An entity by id (``benchmark:coco``) or by any of its spellings."""
-    found = _entity(con, ref)
+    found = _entity(repo, ref)
     if found is not None and kind in (None, found.kind):
         return found
     matches = []
     for candidate in [kind] if kind else list(KINDS):
         try:
-            matches.append(_by_key(con, candidate, name_key(ref, candidate)))
+            matches.append(_by_key(repo, candidate, name_key(ref, candidate)))
         except EntityError:
             continue
     if not matches:
@@ -97,15 +94,15 @@ class EntityView:
 
 def show(db: Path, ref: str, kind: str | None = None) -> EntityView:
     """An entity's spellings, and every decision (automatic or user) about its keys."""
-    con = connect(db, read_only=True)
+    repo = open_repository(db, read_only=True)
     try:
-        entity = find(con, ref, kind)
+        entity = find(repo, ref, kind)
         keys = list(entity.keys)
-        spellings = reads.spellings(con, entity.kind, keys)
-        decisions = reads.decisions_about(con, entity.kind, keys)
-        meta = reads.metric_meta(con, entity.entity_id)
+        spellings = repo.run(reads.spellings, entity.kind, keys)
+        decisions = repo.run(reads.decisions_about, entity.kind, keys)
+        meta = repo.run(reads.metric_meta, entity.entity_id)
     finally:
-        con.close()
+        repo.close()
     return EntityView(entity, spellings, decisions, meta[0] if meta else None,
                       meta[1] if meta else None)
 
@@ -115,9 +112,8 @@ def merge(db: Path, refs: Sequence[str], kind: str | None = None,
     """Make the named entities one (a user decision: it wins and survives re-runs)."""
     if len(refs) < 2:
         raise EntityError("merge needs at least two entities or names")
-    with Warehouse(db, create=False) as warehouse:
-        con = warehouse.con
-        found = [find(con, ref, kind) for ref in refs]
+    with Warehouse(db, create=False) as repo:
+        found = [find(repo, ref, kind) for ref in refs]
         kinds = {entity.kind for entity in found}
         if len(kinds) > 1:
             raise EntityError(f"cannot merge entities of different kinds ({', '.join(kinds)})")
@@ -128,14 +124,14 @@ def merge(db: Path, refs: Sequence[str], kind: str | None = None,
                 wanted.append((first.kind, first.keys[0], other.keys[0], "same", note))
         # a merge overrides the user's earlier splits between these entities
         members = [key for entity in found for key in entity.keys]
-        for _, _, a, b, verdict, _, _ in store.user_decisions(con):
+        for _, _, a, b, verdict, _, _ in repo.run(store.user_decisions):
             if verdict == "different" and a in members and b in members:
                 wanted.append((first.kind, a, b, "same", note or "merge overrides split"))
         if not wanted:
             raise EntityError(f"{', '.join(refs)} are already one entity ({first.entity_id})")
-        store.add_user_decisions(con, wanted)
-        summary = canonicalise(con, CanonOptions(embeddings=False))
-        merged = _by_key(con, first.kind, first.keys[0])
+        repo.run(store.add_user_decisions, wanted)
+        summary = canonicalise(repo, CanonOptions(embeddings=False))
+        merged = _by_key(repo, first.kind, first.keys[0])
         return merged, summary
 
 
@@ -143,9 +139,8 @@ def split(db: Path, ref: str, names: Sequence[str], kind: str | None = None,
           note: str | None = None) -> tuple[list[EntityRef], PassSummary]:
     """Take ``names`` (spellings or keys) out of an entity; without names, every key of
     the entity becomes its own entity. A user decision: it wins and survives re-runs."""
-    with Warehouse(db, create=False) as warehouse:
-        con = warehouse.con
-        entity = find(con, ref, kind)
+    with Warehouse(db, create=False) as repo:
+        entity = find(repo, ref, kind)
         if len(entity.keys) < 2:
             raise EntityError(f"{entity.entity_id} has one spelling key; nothing to split")
         if names:
@@ -159,11 +154,11 @@ def split(db: Path, ref: str, names: Sequence[str], kind: str | None = None,
             pairs = [(a, b) for a in sorted(out) for b in entity.keys if b not in out]
         else:
             pairs = [(a, b) for i, a in enumerate(entity.keys) for b in entity.keys[i + 1:]]
-        store.add_user_decisions(con, [(entity.kind, a, b, "different", note)
-                                       for a, b in pairs])
-        summary = canonicalise(con, CanonOptions(embeddings=False))
-        parts = {_by_key(con, entity.kind, key).entity_id for key in entity.keys}
-        return [r for r in (_entity(con, p) for p in sorted(parts)) if r], summary
+        repo.run(store.add_user_decisions, [(entity.kind, a, b, "different", note)
+                                            for a, b in pairs])
+        summary = canonicalise(repo, CanonOptions(embeddings=False))
+        parts = {_by_key(repo, entity.kind, key).entity_id for key in entity.keys}
+        return [r for r in (_entity(repo, p) for p in sorted(parts)) if r], summary
 
 
 def saved_query(db: Path, name: str, params: Mapping[str, str | None]) -> QueryResult:

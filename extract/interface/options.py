@@ -159,8 +159,9 @@ RUN_OPTIONS: tuple[Option, ...] = (
            is_flag=True, shapes_answer=True, providers=REMOTE),
     Option("--fields", "run.fields",
            "Your own fields: a Python file with one pydantic model, each field annotated "
-           "with a grounding (see examples/custom-fields/); added to the draft for this run, "
-           "live requests only.", type=FilePath, metavar="FILE", shapes_answer=True),
+           "with a grounding (see examples/custom-fields/); added to the draft for this run "
+           "(live, `--batch`, row workers and Ray shards).", type=FilePath, metavar="FILE",
+           shapes_answer=True),
     Option("--fewshot-pool", "run.fewshot_pool",
            "Also send, before each abstract, the 2 examples of this pool (from "
            "`papersift corrections pool`) whose words overlap it most, as earlier chat "

@@ -299,7 +299,7 @@ class BatchDispatch:
         if not results:
             return
         ids = [request.paper_id for request, _ in results]
-        texts = dict(reads.papers_by_id(self.warehouse.con, ids))
+        texts = dict(self.warehouse.run(reads.papers_by_id, ids))
         rows = Batch()
         for request, entry in results:
             if request.paper_id not in texts:

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import duckdb
-
 from papersift.extract.domain.entities.acronyms import abbreviates, stated_pairs
 from papersift.extract.domain.entities.normalise import KINDS, clean, name_key
 from papersift.extract.domain.entities.resolve import Decision, Entity, Name, resolve
@@ -26,7 +24,7 @@ from papersift.extract.domain.entities.stages import (
     embedding_decisions,
 )
 from papersift.extract.domain.entities.vocab import Vocabulary, VocabularyError, load_vocabulary
-from papersift.warehouse import Warehouse
+from papersift.warehouse import DatabaseError, Repository, Warehouse
 from papersift.warehouse import entities as store
 
 log = logging.getLogger(__name__)
@@ -79,21 +77,21 @@ def load_embedder_or_note() -> tuple[Embedder | None, str]:
     return embedder, embedder.model_id
 
 
-def _names_by_kind(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, Name]]:
-    counts = store.mention_counts(con)
+def _names_by_kind(repo: Repository) -> dict[str, dict[str, Name]]:
+    counts = repo.run(store.mention_counts)
     found: dict[str, dict[str, Name]] = {kind: {} for kind in KINDS}
-    for kind, name, key in store.all_names(con):
+    for kind, name, key in repo.run(store.all_names):
         entry = found[kind].setdefault(key, Name(key))
         entry.surfaces[name] = counts.get((kind, name), 0)
     return found
 
 
-def _stated(con: duckdb.DuckDBPyConnection, spellings: list[tuple[str, str]]
+def _stated(repo: Repository, spellings: list[tuple[str, str]]
             ) -> tuple[list[Decision], list[tuple[str, str, str, str]]]:
     """Abstract-stated pairs touching a new spelling, and the long forms as names."""
     decisions: list[Decision] = []
     names: list[tuple[str, str, str, str]] = []
-    for text, items in store.texts_mentioning(con, spellings):
+    for text, items in repo.run(store.texts_mentioning, spellings):
         pairs = stated_pairs(text)
         if not pairs:
             continue
@@ -108,7 +106,7 @@ def _stated(con: duckdb.DuckDBPyConnection, spellings: list[tuple[str, str]]
                     names += [(kind, short, short_key, "abstract"),
                               (kind, long, long_key, "abstract")]
     new = {(kind, name) for kind, name in spellings}
-    for name, expansion in store.method_expansions(con):
+    for name, expansion in repo.run(store.method_expansions):
         if ("method", name) not in new:
             continue
         short, long = sorted((name, expansion), key=len)
@@ -143,9 +141,9 @@ def _as_decision(row: tuple[Any, ...]) -> Decision:
     return Decision(kind, a, b, verdict, stage, score, detail or "")
 
 
-def _user(con: duckdb.DuckDBPyConnection) -> list[Decision]:
+def _user(repo: Repository) -> list[Decision]:
     return [Decision(kind, a, b, verdict, "user", None, note or "")
-            for _, kind, a, b, verdict, note, _ in store.user_decisions(con)]
+            for _, kind, a, b, verdict, note, _ in repo.run(store.user_decisions)]
 
 
 def _resolve_all(names: dict[str, dict[str, Name]], decisions: Sequence[Decision],
@@ -164,11 +162,11 @@ def _resolve_all(names: dict[str, dict[str, Name]], decisions: Sequence[Decision
     return result, notes
 
 
-def entities_now(con: duckdb.DuckDBPyConnection, vocabulary: Vocabulary
+def entities_now(repo: Repository, vocabulary: Vocabulary
                  ) -> dict[str, list[Entity]]:
     """Every kind's entities from the stored names and decisions (what a pass would store)."""
-    stored = [_as_decision(row) for row in store.stored_decisions(con)]
-    return _resolve_all(_names_by_kind(con), stored, _user(con), vocabulary)[0]
+    stored = [_as_decision(row) for row in repo.run(store.stored_decisions)]
+    return _resolve_all(_names_by_kind(repo), stored, _user(repo), vocabulary)[0]
 
 
 def _assignments(resolved: dict[str, list[Entity]], vocabulary: Vocabulary
@@ -184,7 +182,7 @@ def _assignments(resolved: dict[str, list[Entity]], vocabulary: Vocabulary
     return rows
 
 
-def canonicalise(con: duckdb.DuckDBPyConnection, options: CanonOptions = CanonOptions(),
+def canonicalise(repo: Repository, options: CanonOptions = CanonOptions(),
                  embedder: Embedder | None = None) -> PassSummary:
     """One pass: skip when nothing changed, else add the new spellings, run the stages
     on them, resolve, and store the decisions and every key whose entity changed.
@@ -193,18 +191,18 @@ def canonicalise(con: duckdb.DuckDBPyConnection, options: CanonOptions = CanonOp
     compared before (also keys an earlier pass without embeddings added)."""
     started = time.perf_counter()
     vocabulary = load_vocabulary(options.alias_files)
-    last = store.last_pass(con)
-    spellings = store.new_spellings(con)
-    user_seq = store.user_seq(con)
-    pending = store.unembedded_keys(con) if options.embeddings else []
+    last = repo.run(store.last_pass)
+    spellings = repo.run(store.new_spellings)
+    user_seq = repo.run(store.user_seq)
+    pending = repo.run(store.unembedded_keys) if options.embeddings else []
     unchanged = (not spellings and last.vocabulary in (vocabulary.fingerprint, None)
                  and last.user_seq == user_seq and (last.seq > 0 or user_seq == 0))
     if unchanged and not pending:
         return PassSummary(up_to_date=True, seconds=time.perf_counter() - started)
     summary = PassSummary(up_to_date=False, new_names=len(spellings))
     new_rows = [(kind, name, name_key(name, kind), "items") for kind, name in spellings]
-    stated, stated_names = _stated(con, spellings) if spellings else ([], [])
-    names = _names_by_kind(con)  # stored and new names, before the similarity stage
+    stated, stated_names = _stated(repo, spellings) if spellings else ([], [])
+    names = _names_by_kind(repo)  # stored and new names, before the similarity stage
     for kind, name, key, _ in [*new_rows, *stated_names]:
         names[kind].setdefault(key, Name(key)).surfaces.setdefault(name, 0)
     to_embed: dict[str, set[str]] = defaultdict(set)
@@ -234,14 +232,14 @@ def canonicalise(con: duckdb.DuckDBPyConnection, options: CanonOptions = CanonOp
         summary.embedder = "embedding stage not run in this pass"
     aliases = [d for kind in KINDS
                for d in alias_decisions(kind, names[kind], vocabulary)[0]]
-    recorded = {(d[0], d[1], d[2], d[4]) for d in store.stored_decisions(con)}
+    recorded = {(d[0], d[1], d[2], d[4]) for d in repo.run(store.stored_decisions)}
     fresh = [d for d in [*stated, *similar, *aliases]
              if (d.kind, d.a, d.b, d.stage) not in recorded]
     fresh = list({(d.kind, d.pair, d.stage): d for d in fresh}.values())
-    stored = [_as_decision(row) for row in store.stored_decisions(con)]
-    resolved, notes = _resolve_all(names, [*stored, *fresh], _user(con), vocabulary)
+    stored = [_as_decision(row) for row in repo.run(store.stored_decisions)]
+    resolved, notes = _resolve_all(names, [*stored, *fresh], _user(repo), vocabulary)
     summary.notes += notes
-    current = store.current_assignments(con)
+    current = repo.run(store.current_assignments)
     target = _assignments(resolved, vocabulary)
     changed = [(kind, key, *value) for (kind, key), value in sorted(target.items())
                if current.get((kind, key)) != value]
@@ -250,7 +248,7 @@ def canonicalise(con: duckdb.DuckDBPyConnection, options: CanonOptions = CanonOp
         summary.entities[kind] = len(entities)
         summary.merged[kind] = sum(1 for e in entities if len(e.keys) > 1)
     summary.seconds = time.perf_counter() - started
-    store.write_pass(con, store.PassRows(
+    repo.run(store.write_pass, store.PassRows(
         names=[*new_rows, *stated_names],
         decisions=[(d.kind, d.a, d.b, d.verdict, d.stage, d.score, d.detail) for d in fresh],
         assignments=changed, vocabulary=vocabulary.fingerprint, user_seq=user_seq,
@@ -265,8 +263,8 @@ def entities_after_run(warehouse: Warehouse) -> PassSummary | None:
     stored already: a broken alias file or a failed pass is logged (and `papersift
     entities build` shows it), never turned into a failed run."""
     try:
-        return canonicalise(warehouse.con, CanonOptions(embeddings=False))
-    except (VocabularyError, duckdb.Error) as error:
+        return canonicalise(warehouse, CanonOptions(embeddings=False))
+    except (VocabularyError, DatabaseError) as error:
         log.warning("canonical entities not updated: %s (run `papersift entities build`)",
                     error)
         return None

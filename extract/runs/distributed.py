@@ -40,12 +40,16 @@ from papersift.extract.access.http import Transport
 from papersift.extract.access.limits import RequestGate
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.access.recording import Recording, ReplayTransport
-from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, ingest
+from papersift.extract.domain.fields import FieldSet
+from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS
+from papersift.extract.runs.ingest_files import ingest
 from papersift.extract.runs.ingested import ingest_batch
 from papersift.extract.runs.jobs import Job, jobs_from
 from papersift.extract.runs.rows import papersift_version
 from papersift.extract.runs.runner import Runner, RunSummary
 from papersift.prompts import DEFAULT_PROMPT, load_prompt
+from papersift.warehouse import Warehouse
+from papersift.warehouse.custom import record_custom_fields
 from papersift.warehouse.partitions import (
     MergeError,
     cache_hits,
@@ -169,6 +173,9 @@ class ShardSettings:
     retry: RetryPolicy = RetryPolicy()
     cache_snapshot: Path | None = None  # Parquet of llm_cache rows (export_cache_snapshot)
     transport: Callable[[], Transport] | None = None  # tests and replays
+    # A user's fields (``--fields``) as data, FieldSet.declaration(): each worker rebuilds
+    # them, since it cannot import the user's file.
+    fields: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.endpoint, Endpoint) and self.endpoint.api_key:
@@ -240,7 +247,8 @@ class ShardExtractor:
         transport = settings.transport() if settings.transport is not None else None
         self.extractor = Extractor(endpoint, load_prompt(settings.prompt),
                                    max_reasks=settings.max_reasks, transport=transport,
-                                   policy=settings.retry)
+                                   policy=settings.retry,
+                                   fields=FieldSet.from_declaration(settings.fields))
         # One gate per worker, kept across its shards: the pacing the single process uses.
         self.gate = RequestGate(rpm=settings.rpm, tpm=settings.tpm)
 
@@ -333,8 +341,15 @@ def _shard_number(path: Path) -> int:
 
 
 def merge_into(db: Path, out: Path, run_id: str, *, inputs: Sequence[str] = (),
-               params: dict[str, Any] | None = None) -> RunCounts:
+               params: dict[str, Any] | None = None,
+               fields: dict[str, Any] | None = None) -> RunCounts:
     """Copy a sharded run's partitions into a warehouse once (warehouse/partitions.py
-    says how); the run's row records it as sharded."""
-    return merge_run(db, out, run_id, params={"sharded": True, **(params or {})},
-                     inputs=inputs, papersift_version=papersift_version())
+    says how); the run's row records it as sharded. ``fields``: the run's user fields
+    (ShardSettings.fields), whose declarations and views the warehouse then gets."""
+    counts = merge_run(db, out, run_id, params={"sharded": True, **(params or {})},
+                       inputs=inputs, papersift_version=papersift_version())
+    declared = FieldSet.from_declaration(fields).custom
+    if declared:
+        with Warehouse(db) as warehouse:
+            warehouse.run(record_custom_fields, declared)
+    return counts

@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from papersift.extract.domain.ingest import IngestProblem, IngestResult, Occurrence, ingest
+from papersift.extract.domain.ingest import IngestProblem, IngestResult, Occurrence
+from papersift.extract.runs.ingest_files import ingest
 from papersift.warehouse import Warehouse
 from papersift.warehouse.reads import count_papers
 from papersift.warehouse.store import Batch
@@ -102,9 +103,9 @@ def ingest_into(
 ) -> tuple[IngestResult, IngestReport]:
     """Read the inputs and store their papers and provenance; bad inputs become failure rows."""
     result = ingest(inputs, max_chars=max_chars)
-    before = count_papers(warehouse.con)
+    before = warehouse.run(count_papers)
     warehouse.write(ingest_batch(result, run_id))
-    after = count_papers(warehouse.con)
+    after = warehouse.run(count_papers)
     report = IngestReport(
         files=len(result.files),
         occurrences=result.occurrences,

@@ -26,6 +26,7 @@ from papersift.extract.domain.fields import (
     item_rows,
 )
 from papersift.extract.domain.grounding import Alignment, align
+from papersift.extract.domain.method_decision import decisions_json
 from papersift.extract.runs.jobs import UNKNOWN_FAILURE, Job
 from papersift.schemas import ClaimedGain, PaperDraft, PaperExtraction
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_TABLE
@@ -52,11 +53,12 @@ def new_run_id() -> str:
     return f"run_{datetime.now(UTC):%Y%m%dT%H%M%S}_{secrets.token_hex(3)}"
 
 
-def extraction_id_for(cache_key: str, raw: dict[str, Any], title: str | None = None) -> str:
+def extraction_id_for(cache_key: str, raw: dict[str, Any], title: str | None = None,
+                      grounding: str = GROUNDING_VERSION) -> str:
     """Content id of a stored extraction: the request, the answer and the grounding code
     (and the title, which grounding reads when the input has one)."""
     canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    material = f"{cache_key}\n{ASSEMBLY_VERSION}\n{GROUNDING_VERSION}\n{canonical}"
+    material = f"{cache_key}\n{ASSEMBLY_VERSION}\n{grounding}\n{canonical}"
     if title:
         material += f"\ntitle:{title}"
     return "sha256:" + hashlib.sha256(material.encode()).hexdigest()
@@ -133,6 +135,7 @@ def extraction_rows(
          "items": items, "items_ungrounded": ungrounded,
          "items_rejected": len(assembled.rejected) if assembled is not None else 0,
          "rejected": assembled.rejected if assembled is not None else [],
+         "decisions": decisions_json(assembled.decisions) if assembled is not None else None,
          "created": _now()},
     )
 
@@ -211,7 +214,8 @@ def _answer_rows(outcome: Outcome, job: Job, raw: dict[str, Any], *, run_id: str
         assembled=assembled,
         extra=grounded.extra if grounded is not None else None,
         raw=raw,
-        extraction_id=extraction_id_for(outcome.cache_key, raw, job.title),
+        extraction_id=extraction_id_for(outcome.cache_key, raw, job.title,
+                                        fields.grounding_version()),
         common={**provenance, "run_id": run_id, "cache_key": outcome.cache_key,
                 "asks": outcome.asks, "lenient": False},
     )

@@ -217,10 +217,9 @@ class Runner:
                                  model=self.extractor.endpoint.model, **user)
 
     def _row_builder(self) -> RowBuilder:
-        # A user's fields model is made at run time and cannot travel to a worker process:
-        # such a run builds its rows here.
-        workers = self.row_workers if self.extractor.fields is DEFAULT_FIELDS else 0
-        return RowBuilder(self._row_function(), workers=workers)
+        # A user's fields travel to a worker process as their declarations (data), and
+        # their draft class is rebuilt there (extract.domain.user_draft).
+        return RowBuilder(self._row_function(), workers=self.row_workers)
 
     def rows_of(self, outcome: Outcome, job: Job) -> Batch:
         """The rows this run stores for an outcome (built here, at once)."""

@@ -32,6 +32,9 @@
     numbers: document.getElementById("filter-numbers"),
     flagged: document.getElementById("filter-flagged"),
   };
+  // one menu per user field (--fields): its values, matched against each card's data-custom
+  var customSelects = Array.prototype.slice.call(document.querySelectorAll("select.filter-custom"));
+  customSelects.forEach(function (select) { controls["custom:" + select.dataset.field] = select; });
   // the topic map's area filter, present when the warehouse has a map (papersift index)
   var areaSelect = document.getElementById("filter-area");
   if (areaSelect) { controls.area = areaSelect; }
@@ -65,6 +68,7 @@
         numbers: card.dataset.numbers === "1",
         flagged: card.dataset.flagged === "1",
         area: card.dataset.area || "",
+        custom: card.dataset.custom ? JSON.parse(card.dataset.custom) : {},
       };
     });
     // the original order, restored when the search box is emptied
@@ -94,7 +98,10 @@
         && (!benchmark || entry.benchmarks.indexOf(benchmark) !== -1)
         && (!type || entry.types.indexOf(type) !== -1)
         && (!controls.numbers.checked || entry.numbers)
-        && (!controls.flagged.checked || entry.flagged);
+        && (!controls.flagged.checked || entry.flagged)
+        && customSelects.every(function (select) {
+          return !select.value || (entry.custom[select.dataset.field] || []).indexOf(select.value) !== -1;
+        });
       entry.card.hidden = !ok;
       if (ok) { visible += 1; }
     });
@@ -120,6 +127,7 @@
     controls.task.value = controls.benchmark.value = controls.type.value = "";
     controls.numbers.checked = controls.flagged.checked = false;
     if (controls.area) { controls.area.value = ""; }
+    customSelects.forEach(function (select) { select.value = ""; });
     applyFilters();
   });
   document.getElementById("show-markup").addEventListener("change", function (event) {

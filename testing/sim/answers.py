@@ -138,8 +138,34 @@ def draft_for(abstract: str, schema: dict[str, Any] | None = None) -> dict[str, 
         if match:
             gains.append({"value": match.group(1), "metric": _metric_before(text, match.start()),
                           "vs": None, "on": None})
-    return {"tasks": [_task_phrase(sentences[0]) or "the problem"], "methods": methods,
-            "benchmarks": benchmarks, "gains": gains, "types": [CONTRIBUTION]}
+    draft = {"tasks": [_task_phrase(sentences[0]) or "the problem"], "methods": methods,
+             "benchmarks": benchmarks, "gains": gains, "types": [CONTRIBUTION]}
+    return {**draft, **_user_answers(schema, text, draft)}
+
+
+def _user_answers(schema: dict[str, Any] | None, text: str,
+                  draft: dict[str, Any]) -> dict[str, Any]:
+    """Answers to the properties a request adds to the draft (a run's user fields), by
+    their JSON type: a value of an enum the text names (else its last, often 'other'), the
+    first of a list enum (the grammar's numbers), a name, a sentence, or false."""
+    answers: dict[str, Any] = {}
+    for name, prop in (schema or {}).get("properties", {}).items():
+        if name in draft or not isinstance(prop, dict):
+            continue
+        many = prop.get("type") == "array"
+        item = prop.get("items", {}) if many else prop
+        enum = item.get("enum") if isinstance(item, dict) else None
+        if isinstance(enum, list) and enum:
+            named = [v for v in enum if re.search(rf"\b{re.escape(str(v))}\b", text, re.I)]
+            value: Any = (named or enum[-1:])[0] if not many else enum[:1]
+        elif item.get("type") == "boolean":
+            value = False
+        elif many:
+            value = _names(text)[:1]
+        else:
+            value = text.split(". ", maxsplit=1)[0][:80]
+        answers[name] = [value] if many and not isinstance(value, list) else value
+    return answers
 
 
 def _request_hash(body: dict[str, Any]) -> str:

@@ -9,19 +9,20 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import duckdb
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from papersift.extract.domain.corrected import regrounded
+from papersift.extract.domain.corrected import Regrounder, review_grounder
 from papersift.extract.domain.ingest import paper_id_for
 from papersift.extract.interface.serve import review
 from papersift.extract.interface.serve.jobs import Job
 from papersift.extract.interface.serve.state import ServerState
 from papersift.warehouse import corrections
 from papersift.warehouse.corrections import CorrectionError, Review, UnknownItemError
+from papersift.warehouse.custom import declared_fields
+from papersift.warehouse.repository import Repository
 from papersift.warehouse.review_reads import (
     item_page,
     one_run,
@@ -33,6 +34,8 @@ from papersift.warehouse.reviewed import gold_from_corrections
 
 router = APIRouter(prefix="/api")
 Scalar = str | float | bool | None
+# An item type: a built-in one, a whole paper, or a user field's (custom-NAME).
+ITEM_TYPE = r"^(task|method|benchmark|gain|paper|custom-[a-z][a-z0-9_]{0,40})$"
 
 
 def plain(value: Any) -> Any:
@@ -68,7 +71,9 @@ class CorrectionIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     paper_id: str = Field(max_length=100)
-    item_type: Literal["task", "method", "benchmark", "gain", "paper"]
+    item_type: str = Field(max_length=60, pattern=ITEM_TYPE,
+                           description="task, method, benchmark, gain, paper, or a user "
+                           "field's custom-NAME")
     action: Literal["accept", "reject", "restore", "edit", "add", "reviewed"]
     item_key: str | None = Field(None, max_length=1000,
                                  description="the item's key (not for add / reviewed)")
@@ -82,33 +87,39 @@ class CorrectionIn(BaseModel):
     reviewer: str | None = Field(None, max_length=100)
 
 
-def apply_correction(con: duckdb.DuckDBPyConnection, body: CorrectionIn,
+def _grounder(repo: Repository) -> Regrounder:
+    """Grounds edited values: built-in items as the model's, user fields' by the
+    declarations stored with the warehouse."""
+    return review_grounder(repo.run(declared_fields))
+
+
+def apply_correction(repo: Repository, body: CorrectionIn,
                      default_reviewer: str | None) -> list[dict[str, Any]]:
     """Store one review action; CorrectionError (nothing written) when it cannot be."""
     who = Review(reviewer=body.reviewer or default_reviewer, version=body.version,
                  note=body.note)
     if body.action == "reviewed":
-        return [corrections.mark_reviewed(con, body.paper_id, who)]
+        return [repo.run(corrections.mark_reviewed, body.paper_id, who)]
     if body.item_type == "paper":
         raise CorrectionError(f"a paper can only be marked reviewed, not {body.action}ed")
     if body.action == "add":
         if body.start is None or body.end is None or body.selected is None:
             raise CorrectionError("add needs start, end and the selected text")
-        text = paper_text(con, body.paper_id)
+        text = repo.run(paper_text, body.paper_id)
         if text is None:
             raise UnknownItemError(f"no paper {body.paper_id!r} in the warehouse")
         mention = review.mention_for(text, body.start, body.end, body.selected)
-        return [corrections.add_item(con, body.paper_id, body.item_type, mention,
-                                     body.changes, who, ground=regrounded)]
+        return [repo.run(corrections.add_item, body.paper_id, body.item_type, mention,
+                         body.changes, who, ground=_grounder(repo))]
     if body.item_key is None:
         raise CorrectionError(f"{body.action} needs the item_key of the item")
     if body.action == "edit":
-        return corrections.edit_item(con, body.paper_id, body.item_type, body.item_key,
-                                     body.changes, who, ground=regrounded)
+        return repo.run(corrections.edit_item, body.paper_id, body.item_type, body.item_key,
+                        body.changes, who, ground=_grounder(repo))
     if body.action == "reject" and not (body.note or "").strip():
         raise CorrectionError("a rejection needs a reason (note)")
-    return [corrections.set_status(con, body.paper_id, body.item_type, body.item_key,
-                                   body.action, who)]
+    return [repo.run(corrections.set_status, body.paper_id, body.item_type, body.item_key,
+                     body.action, who)]
 
 
 @router.get("/health", summary="The server and its warehouse")
@@ -147,43 +158,43 @@ def paper(state: State, paper_id: str) -> dict[str, Any]:
 
 
 @router.get("/items", summary="Corrected items of one type")
-def items(state: State, item_type: Literal["task", "method", "benchmark", "gain"] = "method",
+def items(state: State,
+          item_type: Annotated[str, Query(max_length=60, pattern=ITEM_TYPE)] = "method",
           paper_id: str | None = None,
           origin: Literal["model", "corrected", "added"] | None = None,
           limit: Limit = 100, offset: Offset = 0) -> dict[str, Any]:
     # One page, paged in SQL, and cached like the pages' reads until the next write.
     total, rows = state.cached(("items", item_type, paper_id, origin, limit, offset),
-                               lambda: state.read(lambda con: item_page(
-                                   con, item_type, paper_id=paper_id, origin=origin,
-                                   limit=limit, offset=offset)))
+                               lambda: state.read(
+                                   item_page, item_type, paper_id=paper_id, origin=origin,
+                                   limit=limit, offset=offset))
     return {"total": total, "items": plain(rows)}
 
 
 @router.get("/corrections", summary="Stored corrections, oldest first")
 def list_corrections(state: State, paper_id: str | None = None, limit: Limit = 100,
                      offset: Offset = 0) -> dict[str, Any]:
-    rows = state.read(lambda con: corrections.list_corrections(con, paper_id, limit=limit,
-                                                               offset=offset))
+    rows = state.read(corrections.list_corrections, paper_id, limit=limit, offset=offset)
     return {"corrections": plain(rows)}
 
 
 @router.post("/corrections", status_code=201, summary="Accept, reject, restore, edit or "
              "add an item, or mark a paper reviewed")
 def post_correction(state: State, body: CorrectionIn) -> dict[str, Any]:
-    with state.cursor() as con:
-        rows = apply_correction(con, body, state.config.reviewer)
+    with state.cursor() as repo:
+        rows = apply_correction(repo, body, state.config.reviewer)
         state.changed(body.paper_id)
         item = None
         if body.item_type != "paper":
             key = rows[0]["item_key"]
-            item = corrections.current_item(con, body.paper_id, body.item_type, key)
+            item = repo.run(corrections.current_item, body.paper_id, body.item_type, key)
     return {"corrections": plain(rows), "item": plain(item)}
 
 
 @router.get("/corrections/export", summary="Every correction as CSV or JSON lines")
 def export(state: State, format: Literal["csv", "jsonl"] = "csv") -> PlainTextResponse:
     media = "text/csv" if format == "csv" else "application/x-ndjson"
-    text = state.read(lambda con: corrections.export_corrections(con, format))
+    text = state.read(corrections.export_corrections, format)
     return PlainTextResponse(text, media_type=media)
 
 
@@ -199,13 +210,13 @@ def gold(state: State) -> dict[str, Any]:
 
 @router.get("/runs", summary="Runs, newest first, and the runs queued through the API")
 def runs(state: State, limit: Limit = 50) -> dict[str, Any]:
-    stored = state.read(lambda con: recent_runs(con, limit))
+    stored = state.read(recent_runs, limit)
     return {"runs": plain(stored), "jobs": [job.as_dict() for job in state.jobs.all()]}
 
 
 @router.get("/runs/{run_id}", summary="One stored run")
 def run(state: State, run_id: str) -> dict[str, Any]:
-    found = state.read(lambda con: one_run(con, run_id))
+    found = state.read(one_run, run_id)
     if found is None:
         raise UnknownItemError(f"no run {run_id!r}")
     return plain(found)  # type: ignore[no-any-return]
@@ -289,10 +300,12 @@ async def extract(state: State, body: AbstractIn) -> JSONResponse:
         return JSONResponse({"error": done.error, "job": done.as_dict()}, status_code=502)
     paper_id = paper_id_for(body.abstract)
 
-    def stored(con: duckdb.DuckDBPyConnection) -> Any:
-        return paper_outcome(con, done.run_id, paper_id), review.load_cards(con, [paper_id])
+    def stored() -> Any:
+        with state.cursor() as repo:
+            return (repo.run(paper_outcome, done.run_id, paper_id),
+                    review.load_cards(repo, [paper_id]))
 
-    (outcome, failure), cards = await run_in_threadpool(state.read, stored)
+    (outcome, failure), cards = await run_in_threadpool(stored)
     return JSONResponse(plain({
         "paper_id": paper_id, "run_id": done.run_id,
         "outcome": outcome, "failure": failure,

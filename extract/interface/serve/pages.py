@@ -50,7 +50,10 @@ def _short(value: str, size: int = 12) -> str:
 
 
 def _number(value: Any) -> str:
-    return "" if value is None else f"{value:g}"
+    """A gain's value as a form shows it; a user field's value (text) as it is."""
+    if value is None:
+        return ""
+    return f"{value:g}" if isinstance(value, int | float) else str(value)
 
 
 def _environment() -> Environment:
@@ -130,8 +133,7 @@ def queue(request: Request, after: str | None = None) -> Response:
 def conflicts_page(request: Request) -> HTMLResponse:
     from papersift.warehouse.corrections import conflicts
 
-    with state_of(request).cursor() as con:
-        found = conflicts(con)
+    found = state_of(request).read(conflicts)
     return _render(request, "conflicts.html.j2", conflicts=found)
 
 
@@ -149,7 +151,7 @@ def _correction_of(form: dict[str, Any], reviewer: str | None) -> CorrectionIn:
     if data.get("action") == "add":
         wanted = {"task": ("name",), "method": ("name",), "benchmark": ("name", "introduced"),
                   "gain": ("metric", "value", "unit", "baseline", "dataset")}
-        changes = {k: v for k, v in changes.items()
+        changes = {k: v for k, v in changes.items()  # a user field's: the selection
                    if k in wanted.get(str(data.get("item_type")), ()) and v != ""}
     return CorrectionIn(**data, changes=changes, reviewer=reviewer)
 
@@ -164,8 +166,8 @@ async def correct(request: Request) -> HTMLResponse:
     message, level, status = None, "", 200
     try:
         body = _correction_of(form, reviewer)
-        with state.cursor() as con:
-            apply_correction(con, body, state.config.reviewer)
+        with state.cursor() as repo:
+            apply_correction(repo, body, state.config.reviewer)
         state.changed(body.paper_id)
     except ValidationError as error:
         message, level, status = f"not saved: {error.errors()[0]['msg']}", "error", 400

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import duckdb
-
 from papersift.extract.domain.assemble import sentence_spans
 from papersift.report.render import abstract_html
 from papersift.warehouse import corrections, review_state
-from papersift.warehouse.corrections import EDITABLE, ITEM_TYPES, Mention
-from papersift.warehouse.report import Extraction, Item, PaperCard, Source, item_details
+from papersift.warehouse.corrections import ITEM_TYPES, Mention, editable
+from papersift.warehouse.custom import declared_fields
+from papersift.warehouse.report import FIELDS, Extraction, Item, PaperCard, Source, item_details
+from papersift.warehouse.repository import Repository
 from papersift.warehouse.review_state import SHOWS, counts, find_papers
 
 __all__ = ["SHOWS", "ReviewCard", "ReviewItem", "counts", "find_papers", "load_cards",
@@ -53,6 +53,12 @@ class ReviewCard:
     rejected: tuple[dict[str, Any], ...]
     conflicts: tuple[dict[str, Any], ...]
     reviewed_version: int  # 0: never marked reviewed
+    custom_types: tuple[str, ...] = ()  # the warehouse's user fields, as custom-NAME
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The card's sections: the built-in fields, then the user fields."""
+        return (*FIELDS, *self.custom_types)
 
     @property
     def paper_id(self) -> str:
@@ -81,9 +87,10 @@ def _plain(row: dict[str, Any]) -> dict[str, Any]:
 def _report_item(kind: str, row: dict[str, Any]) -> Item:
     start = row["char_start"] if row.get("mention_start") is None else row["mention_start"]
     end = row["char_end"] if row.get("mention_end") is None else row["mention_end"]
-    return Item(field=kind, idx=int(row["idx"]),
-                name=str(row["metric"] if kind == "gain" else row["name"]),
-                details=item_details(row, _DETAILS[kind]), evidence=str(row["evidence"]),
+    label = {"gain": "metric"}.get(kind, "name" if kind in _DETAILS else "value")
+    return Item(field=kind, idx=int(row["idx"]), name=str(row[label]),
+                details=item_details(row, _DETAILS.get(kind, ("unit",))),
+                evidence=str(row["evidence"] or ""),
                 char_start=start, char_end=end, alignment=str(row["alignment"]),
                 align_score=row["align_score"],
                 value=row.get("value") if kind == "gain" else None,
@@ -92,33 +99,34 @@ def _report_item(kind: str, row: dict[str, Any]) -> Item:
                 introduced=row.get("introduced") if kind == "benchmark" else None)
 
 
-def load_cards(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]) -> list[ReviewCard]:
+def load_cards(repo: Repository, paper_ids: Sequence[str]) -> list[ReviewCard]:
     """The review cards of these papers, in the order given."""
     ids = list(paper_ids)
     if not ids:
         return []
-    papers = review_state.card_papers(con, ids)
+    papers = repo.run(review_state.card_papers, ids)
     sources: dict[str, list[Source]] = defaultdict(list)
-    for row in review_state.paper_sources(con, ids):
+    for row in repo.run(review_state.paper_sources, ids):
         sources[row["paper_id"]].append(Source(
             file=row["file"], position=row["position"], line=row["line"],
             collection=row["collection"], venue=row["venue"], year=row["year"],
             title=row["title"]))
-    types = review_state.contribution_types(con, ids)
-    versions = corrections.versions(con, ids)
+    types = repo.run(review_state.contribution_types, ids)
+    versions = repo.run(corrections.versions, ids)
     items: dict[str, list[ReviewItem]] = defaultdict(list)
-    for kind in ITEM_TYPES:
-        for row in corrections.item_rows(con, kind, ids):
+    custom = tuple(spec.item_type for spec in repo.run(declared_fields))
+    for kind in (*ITEM_TYPES, *custom):
+        for row in repo.run(corrections.item_rows, kind, ids):
             items[row["paper_id"]].append(ReviewItem(
                 item=_report_item(kind, row), item_type=kind, item_key=row["item_key"],
                 origin=row["origin"], review=row["review"],
                 version=versions.get((row["paper_id"], kind, row["item_key"]), 0),
-                fields={name: row.get(name) for name in EDITABLE[kind]}))
+                fields={name: row.get(name) for name in editable(kind)}))
     rejected: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in corrections.rejected_items(con, ids):
+    for row in repo.run(corrections.rejected_items, ids):
         rejected[row["paper_id"]].append(row)
     conflicted: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in corrections.conflicts(con, ids):
+    for row in repo.run(corrections.conflicts, ids):
         conflicted[row["paper_id"]].append(row)
     cards = []
     for paper_id in ids:
@@ -136,7 +144,8 @@ def load_cards(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]) -> list
                          items=tuple(item.item for item in mine))
         cards.append(ReviewCard(card=card, items=mine, rejected=tuple(rejected[paper_id]),
                                 conflicts=tuple(conflicted[paper_id]),
-                                reviewed_version=versions.get((paper_id, "paper", ""), 0)))
+                                reviewed_version=versions.get((paper_id, "paper", ""), 0),
+                                custom_types=custom))
     return cards
 
 

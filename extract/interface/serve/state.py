@@ -1,5 +1,5 @@
-"""The running server's state: its config, the warehouse connection it holds, the CSRF
-secret its pages carry and the queue of API runs."""
+"""The running server's state: its config, the warehouse it holds (a Repository), the
+CSRF secret its pages carry and the queue of API runs."""
 
 from __future__ import annotations
 
@@ -11,24 +11,24 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
-
-import duckdb
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from papersift.extract.interface.serve import review
 from papersift.extract.interface.serve.config import ServeConfig, ServeError
 from papersift.extract.interface.serve.jobs import Jobs
-from papersift.warehouse.db import connect, snapshot_file
+from papersift.warehouse.db import snapshot_file
+from papersift.warehouse.repository import Repository, open_repository
 from papersift.warehouse.review_reads import has_corrections
 from papersift.warehouse.store import WRITE_LOCK
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 
 @dataclass
 class ServerState:
     config: ServeConfig
-    con: duckdb.DuckDBPyConnection
+    warehouse: Repository
     jobs: Jobs
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     # What pages read is cached until the warehouse changes. Only this process writes
@@ -66,12 +66,12 @@ class ServerState:
     def open(cls, config: ServeConfig) -> ServerState:
         """Hold the warehouse read-write (migrating it), so this process is its writer;
         a read-only server opens it read-only (it never writes)."""
-        con = connect(config.db, read_only=config.read_only)
-        if not has_corrections(con):
-            con.close()
+        warehouse = open_repository(config.db, read_only=config.read_only)
+        if not warehouse.run(has_corrections):
+            warehouse.close()
             raise ServeError(f"{config.db} predates corrections: serve it once without "
                              "--read-only (that adds the table), then read-only")
-        state = cls(config=config, con=con, jobs=Jobs(config))
+        state = cls(config=config, warehouse=warehouse, jobs=Jobs(config))
         state.jobs.on_change = state.changed
         return state
 
@@ -82,7 +82,7 @@ class ServerState:
              offset: int = 0) -> tuple[int, list[str]]:
         """review.find_papers, cached."""
         return self.cached(("find", q, show, limit, offset), lambda: self.read(
-            lambda con: review.find_papers(con, q=q, show=show, limit=limit, offset=offset)))
+            review.find_papers, q=q, show=show, limit=limit, offset=offset))
 
     def cards(self, paper_ids: list[str]) -> list[review.ReviewCard]:
         """review.load_cards, each paper's card cached."""
@@ -92,32 +92,30 @@ class ServerState:
                     if ("card", pid) in self._cache}
         missing = [pid for pid in paper_ids if pid not in have]
         if missing:
-            loaded = self.read(lambda con: review.load_cards(con, missing))
+            with self.cursor() as repo:
+                loaded = review.load_cards(repo, missing)
             with self._cache_lock:
                 if self.generation == generation:
                     self._cache.update((("card", c.paper_id), c) for c in loaded)
             have.update((card.paper_id, card) for card in loaded)
         return [have[pid] for pid in paper_ids if pid in have]
 
-    def read(self, query: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-        """``query`` on a cursor of its own."""
-        with self.cursor() as con:
-            return query(con)
+    def read(self, query: Callable[Concatenate[Any, P], T], /,
+             *args: P.args, **kwargs: P.kwargs) -> T:
+        """A warehouse query function on a cursor of its own (Repository.run)."""
+        with self.cursor() as repo:
+            return repo.run(query, *args, **kwargs)
 
     @contextmanager
-    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def cursor(self) -> Iterator[Repository]:
         """A connection of its own for one request, used under the process's one
         database lock (store.WRITE_LOCK, which a run's batches and corrections take too)
         and closed before the lock is let go. So no thread ever waits for the lock with
         a result open, which is what a CHECKPOINT waits for (issue 28: 60 reviewers
         hung the server when one thread's CHECKPOINT waited on a scan another thread
         kept open while it waited for the lock). Never wait for anything else inside."""
-        with WRITE_LOCK:
-            cursor = self.con.cursor()
-            try:
-                yield cursor
-            finally:
-                cursor.close()
+        with WRITE_LOCK, self.warehouse.cursor() as cursor:
+            yield cursor
 
     def snapshot(self) -> Path:
         """A read-only copy of the warehouse as it is now, for the readers this server's
@@ -125,8 +123,8 @@ class ServerState:
         into place under the database lock, so no write lands in the middle of it;
         copied again only when the warehouse changed since."""
         target = snapshot_file(self.config.db)
-        with self.cursor() as con:  # holds the database lock to the end
-            con.execute("CHECKPOINT")
+        with self.cursor() as repo:  # holds the database lock to the end
+            repo.checkpoint()
             stat = self.config.db.stat()
             key = (self.generation, stat.st_mtime_ns, stat.st_size)
             if key == self._snapshot_key and target.exists():
@@ -139,6 +137,6 @@ class ServerState:
 
     def close(self) -> None:
         self.jobs.shutdown()
-        self.con.close()
+        self.warehouse.close()
         if self._snapshot_key is not None:
             snapshot_file(self.config.db).unlink(missing_ok=True)

@@ -1,0 +1,273 @@
+"""Grounding the paper's own methods: every candidate name is found in the abstract by
+code, described by features, and kept, flagged or refused by one calibrated decision
+(method_decision.py) rather than by the first rule that objects."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from papersift.extract.domain.assemble_spans import (
+    Found,
+    evidence_window,
+    find_name,
+    how_it_reads,
+    locate_method,
+    looks_like_acronym,
+    name_key,
+    parenthetical_after,
+    sentence_of,
+)
+from papersift.extract.domain.context_rules import background_end
+from papersift.extract.domain.method_candidates import (
+    defined_in_proposals,
+    listed_as_part,
+    part_of_another,
+    parts_of_own,
+    proposal_mention,
+    spelled_out,
+    variants_of_own,
+)
+from papersift.extract.domain.method_decision import Decision, Weights, decide, load_weights
+from papersift.extract.domain.name_rules import (
+    coined_proposals,
+    method_rule_hits,
+    named_as_resource,
+)
+from papersift.extract.domain.wholeword import whole_word
+from papersift.schemas import Method, PaperDraft
+
+# A name with a parenthesis at its end: 'X (ACR)'.
+_TRAILING_PARENTHESIS = re.compile(r"^(.*\S)\s*\(([^()]+)\)$")
+
+
+@dataclass
+class _Candidate:
+    method: Method
+    where: Found
+    level: int  # 2: a proposal verb introduces it; 1: a proposal sentence; 0: neither
+    keys: set[str]
+    features: dict[str, float] = field(default_factory=dict)
+
+
+def _named_forms(surface: str, text: str, end: int) -> tuple[str | None, list[str]]:
+    """The expansion of an acronym, or the acronym given in parentheses after a name."""
+    other = parenthetical_after(text, end)
+    if other and looks_like_acronym(other) and not looks_like_acronym(surface):
+        return None, [other]
+    if other and looks_like_acronym(surface):
+        return other, []
+    return (spelled_out(surface, text) if looks_like_acronym(surface) else None), []
+
+
+def _keys(surface: str, expansion: str | None, aliases: list[str]) -> set[str]:
+    return {name_key(surface), name_key(expansion or ""), *map(name_key, aliases)} - {""}
+
+
+# Words that may stand right before a name without making it part of a phrase.
+_FREE_BEFORE = frozenset({"the", "a", "an", "our", "we", "propose", "proposes", "introduce",
+                          "introduces", "present", "presents", "called", "named", "dubbed",
+                          "termed", "and", "or", "of", "with", "by", "to", "in", "on", "for",
+                          "from", "as", "is", "are", "that", "which", "via", "using", "new",
+                          "novel", "proposed", "this", "its", "their"})
+
+
+def _inside_a_phrase(text: str, start: int, end: int) -> bool:
+    """A capitalised word in the middle of a lowercase phrase: 'Shapley' in
+    'counterfactual Shapley values', 'Bayesian' in 'a generalized Bayesian framework'."""
+    before = re.search(r"([A-Za-z-]+)[*_\s]*$", text[max(0, start - 30):start])
+    after = re.match(r"[*_}\s]*([A-Za-z-]+)", text[end:end + 30])
+    return " " not in text[start:end].strip() and before is not None and after is not None \
+        and before.group(1).islower() and before.group(1) not in _FREE_BEFORE \
+        and after.group(1).islower() and after.group(1) not in _FREE_BEFORE
+
+
+def _described(text: str, spans: list[tuple[int, int]], start: int, end: int,
+               level: int, hits: list[str], reads: str, title: str | None) -> dict[str, float]:
+    """The features of a mention that do not depend on the other candidates."""
+    surface = text[start:end]
+    mentions = [m.start() for m in whole_word(surface).finditer(text)] or [start]
+    background = background_end(text, spans)
+    in_title = bool(title) and whole_word(surface).search(title or "") is not None
+    flags = {
+        "strictly_proposed": level == 2, "proposal_sentence": level == 1,
+        "in_title_words": in_title, "repeated": len(mentions) > 1,
+        "background_only": background > 0 and all(m < background for m in mentions),
+        "reads_as_name": reads == "named", "one_word": reads == "one_word",
+        "description": reads == "description", "acronym": looks_like_acronym(surface),
+        "long": len(surface.split()) > 4,
+        "inside_a_phrase": _inside_a_phrase(text, start, end),
+        "no_objection": not hits,
+        **{f"rule:{rule}": True for rule in hits},
+    }
+    return {name: 1.0 for name, on in flags.items() if on}
+
+
+def _drafted(draft: PaperDraft, text: str, spans: list[tuple[int, int]], rejected: list[str],
+             headline: str | None, title: str | None) -> list[_Candidate]:
+    candidates: list[_Candidate] = []
+    for name in draft.methods:
+        drafted = find_name(name, text)
+        located = locate_method(name, text, rejected)
+        if located is None or drafted is None:
+            continue
+        status, start, end, reads = located
+        defined = _TRAILING_PARENTHESIS.match(text[start:end])
+        if defined and looks_like_acronym(defined.group(2)):
+            start, end = start + defined.start(2), start + defined.end(2)  # 'X (ACR)' -> ACR
+        elif defined and looks_like_acronym(defined.group(1)):
+            end = start + defined.end(1)  # 'ACR (Its Expansion)' -> ACR, expanded below
+        surface = text[start:end]
+        level, proposal = proposal_mention(surface, text, spans, (start, end))
+        titled = headline is not None and name == headline
+        level = 2 if titled else level
+        hits = method_rule_hits(text, sentence_of(spans, start, end), drafted[1:], start, end,
+                                proposed=level == 2)
+        if "url" in hits:  # not a name the text gives: nothing to weigh
+            rejected.append(f"method {name!r}: part of a URL, not a name the text gives")
+            continue
+        features = _described(text, spans, start, end, level, hits, reads, title)
+        if proposal is not None:
+            start, end = proposal
+        expansion, aliases = _named_forms(surface, text, end)
+        keys = _keys(surface, expansion, aliases)
+        if any(keys & other.keys for other in candidates):
+            continue  # the same method under another of its names
+        features.update({"from_model": 1.0, **({"named_in_title": 1.0} if titled else {})})
+        low, high = evidence_window(text, sentence_of(spans, start, end), (start, end))
+        method = Method(name=surface[:120], expansion=expansion, aliases=aliases,
+                        evidence=text[low:high])
+        candidates.append(_Candidate(method, Found(status, start, end, (low, high)), level,
+                                     keys, features))
+    return candidates
+
+
+def _add_found(candidates: list[_Candidate], text: str, spans: list[tuple[int, int]],
+               benchmark_keys: set[str], title: str | None, start: int, end: int,
+               feature: str, level: int, expansion: str | None = None) -> None:
+    """Add a name code found (with ``feature`` saying how), or give the feature to the
+    candidate that already holds it."""
+    surface = text[start:end]
+    aliases: list[str] = []
+    if expansion is None:
+        expansion, aliases = _named_forms(surface, text, end)
+    keys = _keys(surface, expansion, aliases)
+    if keys & benchmark_keys:
+        return
+    same = next((c for c in candidates if keys & c.keys), None)
+    if same is not None:
+        same.features[feature] = 1.0
+        return
+    sentence = sentence_of(spans, start, end)
+    hits = method_rule_hits(text, sentence, (start, end), start, end, proposed=level == 2)
+    if "url" in hits:
+        return
+    features = _described(text, spans, start, end, level, hits,
+                          how_it_reads(text, start, end), title)
+    features.update({"from_code": 1.0, feature: 1.0})
+    if feature == "listed_part":
+        features["part_of_own"] = 1.0
+    low, high = evidence_window(text, sentence, (start, end))
+    candidates.append(_Candidate(
+        Method(name=surface, expansion=expansion, aliases=aliases, evidence=text[low:high]),
+        Found("exact", start, end, (low, high)), level, keys, features))
+
+
+def _found_by_code(candidates: list[_Candidate], text: str, spans: list[tuple[int, int]],
+                   benchmark_keys: set[str], title: str | None) -> None:
+    """Add what code finds besides the model: coined names after a proposal verb,
+    acronyms a proposal sentence defines, then the named parts of the paper's own method
+    and its sizes and variants (the model often leaves those out)."""
+    for start, end in coined_proposals(text, spans):
+        if not named_as_resource(text, start, end):
+            _add_found(candidates, text, spans, benchmark_keys, title, start, end,
+                       "coined_after_verb", 2)
+    for _, start, end, spelled in defined_in_proposals(text, spans):
+        _add_found(candidates, text, spans, benchmark_keys, title, start, end,
+                   "defined_in_proposal", 2, spelled or None)
+    own = [form for c in candidates if c.level == 2
+           for form in (c.method.name, c.method.expansion or "") if form]
+    if not own:
+        return
+    for start, end in parts_of_own(text, spans, own):
+        _add_found(candidates, text, spans, benchmark_keys, title, start, end, "listed_part", 1)
+    for start, end in variants_of_own(text, own):
+        _add_found(candidates, text, spans, benchmark_keys, title, start, end,
+                   "variant_of_own", 2)
+
+
+def _relations(candidates: list[_Candidate], text: str, spans: list[tuple[int, int]]) -> None:
+    """The features that depend on the other candidates: a part of the paper's method, a
+    name weaker than the paper's own."""
+    own = [c.method for c in candidates if c.level == 2]
+    for candidate in candidates:
+        if own and candidate.level == 0 and listed_as_part(text, spans, candidate.where.start, own):
+            candidate.level = 1
+            candidate.features.pop("proposal_sentence", None)
+            candidate.features["part_of_own"] = 1.0
+    strongest = max((c.level for c in candidates), default=0)
+    for candidate in candidates:
+        if candidate.level < min(strongest, 1):
+            candidate.features["weaker_than_own"] = 1.0
+        objections = {"description", "one_word", "weaker_than_own"} | {
+            name for name in candidate.features if name.startswith("rule:")}
+        if not objections & set(candidate.features):
+            candidate.features["rules_keep"] = 1.0
+
+
+def _merged(candidates: list[_Candidate], text: str, rejected: list[str],
+            benchmark_keys: set[str]) -> list[_Candidate]:
+    """Candidates that are not another item under a part of its name: a fragment of a
+    longer candidate's name ('Thompson' beside 'Nested Causal Thompson Sampling') or a
+    name already stored as a benchmark. These are the same thing named twice, not a
+    judgement of what kind of name it is, so they are merged here rather than weighed."""
+    methods = [c.method for c in candidates]
+    kept = []
+    for candidate in candidates:
+        name = candidate.method.name
+        if candidate.keys & benchmark_keys:
+            rejected.append(f"method {name!r}: also listed as a benchmark")
+        elif part_of_another(candidate.method, methods, text):
+            rejected.append(f"method {name!r}: part of a longer name")
+        else:
+            kept.append(candidate)
+    return kept
+
+
+def method_candidates(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
+                      rejected: list[str], benchmark_keys: set[str],
+                      headline: str | None = None, title: str | None = None
+                      ) -> list[_Candidate]:
+    """Every grounded name that may be the paper's own method, with its features."""
+    candidates = _drafted(draft, text, spans, rejected, headline, title)
+    _found_by_code(candidates, text, spans, benchmark_keys, title)
+    candidates = _merged(candidates, text, rejected, benchmark_keys)
+    _relations(candidates, text, spans)
+    return candidates
+
+
+def ground_methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
+                   rejected: list[str], benchmark_keys: set[str],
+                   headline: str | None = None, title: str | None = None,
+                   decisions: list[Decision] | None = None,
+                   weights: Weights | None = None) -> tuple[list[Method], list[Found | None]]:
+    """The paper's own named methods: the candidates the decision keeps, in order. Flagged
+    and refused ones are noted in ``rejected`` with their score; every decision is
+    appended to ``decisions`` when given."""
+    weights = weights or load_weights()
+    methods: list[Method] = []
+    found: list[Found | None] = []
+    for candidate in method_candidates(draft, text, spans, rejected, benchmark_keys,
+                                       headline, title):
+        where = candidate.where
+        method = candidate.method
+        decision = decide(method.name, where.start, where.end, candidate.features, weights,
+                          tuple(form for form in (method.expansion, *method.aliases) if form))
+        if decisions is not None:
+            decisions.append(decision)
+        if decision.outcome != "kept":
+            rejected.append(decision.note(weights))
+        else:  # assemble trims to the stored limit, noting the rest
+            methods.append(candidate.method)
+            found.append(where)
+    return methods, found

@@ -1,0 +1,162 @@
+"""One calibrated decision per method candidate, instead of a chain of vetoes.
+
+Every name that could be the paper's own method (the model's, or one code found after a
+proposal verb or in an acronym definition) gets features: where it came from, how the
+abstract presents it, how it reads, and which of the wording rules of name_rules.py speak
+against it. A logistic model, trained on hand-annotated gold by bench/decision/train.py,
+weighs them into a probability. Above ``keep_at`` the name is stored; between ``flag_at``
+and ``keep_at`` it is kept aside as flagged, for a person to accept; below, it is refused.
+Every decision carries its score and the features that drove it, so `papersift explain`
+can show why. The weights are data (method_decision.json), versioned by content hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from papersift.extract.domain.name_rules import METHOD_RULES
+
+WEIGHTS_FILE = Path(__file__).with_name("method_decision.json")
+
+Outcome = Literal["kept", "flagged", "refused"]
+
+# Features besides the rules, by group; what each says, for explanations.
+FEATURE_GROUPS: dict[str, dict[str, str]] = {
+    "source": {
+        "from_model": "the model proposed it",
+        "from_code": "code found it after a proposal verb or in a definition",
+    },
+    "presentation": {
+        "strictly_proposed": "a proposal verb introduces it ('we propose X')",
+        "proposal_sentence": "it sits in a sentence about the paper's own work",
+        "named_in_title": "the title names it",
+        "in_title_words": "its name appears in the title",
+        "coined_after_verb": "code found it as a coined name right after a proposal verb",
+        "defined_in_proposal": "a proposal sentence defines it as an acronym",
+        "part_of_own": "a sentence lists it as a part of the paper's method",
+        "listed_part": "code found it in a list of the parts of the paper's method",
+        "variant_of_own": "a size or variant of the paper's own method ('X-7B')",
+        "weaker_than_own": "other names are presented as the paper's own and this one is not",
+        "background_only": "every mention sits in the background sentences",
+        "repeated": "the abstract names it more than once",
+    },
+    "shape": {
+        "reads_as_name": "it reads as a coined name (inner capitals, digits or markup)",
+        "one_word": "one capitalised word",
+        "description": "plain words, a description",
+        "acronym": "an acronym",
+        "long": "more than four words",
+        "inside_a_phrase": "one word inside a lowercase phrase ('counterfactual X values')",
+    },
+    "rules": {"no_objection": "no wording rule speaks against it",
+              "rules_keep": "the hand-written rules alone would keep it",
+              **{f"rule:{rule}": reason for rule, reason in METHOD_RULES.items()}},
+}
+FEATURES: tuple[str, ...] = tuple(name for group in FEATURE_GROUPS.values() for name in group)
+# The direction a feature may push, where it is known before any data: a rule that speaks
+# against a name never counts for it. Training keeps these signs (a few hundred labelled
+# candidates would otherwise give a rare feature whichever sign its few examples happen to
+# have); the others are free.
+FOR: frozenset[str] = frozenset({
+    "strictly_proposed", "named_in_title", "in_title_words", "coined_after_verb",
+    "defined_in_proposal", "part_of_own", "listed_part", "variant_of_own", "repeated",
+    "reads_as_name", "no_objection", "rules_keep"})
+AGAINST: frozenset[str] = frozenset({
+    "weaker_than_own", "background_only", "description", "inside_a_phrase",
+    *(name for name in FEATURE_GROUPS["rules"] if name.startswith("rule:"))})
+EXPLAINED: dict[str, str] = {name: text for group in FEATURE_GROUPS.values()
+                             for name, text in group.items()}
+
+
+@dataclass(frozen=True)
+class Weights:
+    """A trained decision: a logistic model's weights and the two thresholds."""
+
+    bias: float
+    weights: dict[str, float]
+    keep_at: float
+    flag_at: float
+    version: str  # the content hash of the weights file
+    trained: dict[str, Any] = field(default_factory=dict)
+
+    def score(self, features: dict[str, float]) -> float:
+        total = self.bias + sum(self.weights.get(name, 0.0) * value
+                                for name, value in features.items())
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, total))))
+
+
+def load_weights(path: Path | None = None) -> Weights:
+    """The decision's weights: the shipped file unless another is named."""
+    return _load_weights(path or WEIGHTS_FILE)
+
+
+@lru_cache(maxsize=8)
+def _load_weights(path: Path) -> Weights:
+    raw = path.read_bytes()
+    data = json.loads(raw)
+    unknown = set(data["weights"]) - set(FEATURES)
+    if unknown:
+        raise ValueError(f"{path}: weights for unknown features {sorted(unknown)}")
+    return Weights(bias=float(data["bias"]),
+                   weights={k: float(v) for k, v in data["weights"].items()},
+                   keep_at=float(data["keep_at"]), flag_at=float(data["flag_at"]),
+                   version="sha256:" + hashlib.sha256(raw).hexdigest(),
+                   trained=data.get("trained", {}))
+
+
+@dataclass
+class Decision:
+    """What the decision made of one candidate, and why."""
+
+    name: str
+    start: int
+    end: int
+    features: dict[str, float]
+    score: float
+    outcome: Outcome
+    forms: tuple[str, ...] = ()  # its expansion and aliases
+
+    def reasons(self, weights: Weights, count: int = 3) -> list[str]:
+        return reasons_for(self.features, self.outcome, weights, count)
+
+    def note(self, weights: Weights) -> str:
+        """One line for `rejected` and `papersift explain`."""
+        why = "; ".join(self.reasons(weights)) or "no feature for it"
+        return f"method {self.name!r}: {self.outcome} (score {self.score:.2f}): {why}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"field": "methods", "name": self.name, "start": self.start, "end": self.end,
+                "score": round(self.score, 4), "outcome": self.outcome,
+                "features": sorted(name for name, value in self.features.items() if value)}
+
+
+def reasons_for(features: dict[str, float] | list[str], outcome: str, weights: Weights,
+                count: int = 3) -> list[str]:
+    """The features that pushed hardest toward the outcome, in words."""
+    values = features if isinstance(features, dict) else dict.fromkeys(features, 1.0)
+    sign = 1.0 if outcome == "kept" else -1.0
+    pushes = sorted(((weights.weights.get(name, 0.0) * value * sign, name)
+                     for name, value in values.items() if value), reverse=True)
+    return [EXPLAINED.get(name, name) for push, name in pushes[:count] if push > 0]
+
+
+def decide(name: str, start: int, end: int, features: dict[str, float],
+           weights: Weights | None = None, forms: tuple[str, ...] = ()) -> Decision:
+    weights = weights or load_weights()
+    score = weights.score(features)
+    outcome: Outcome = "kept" if score >= weights.keep_at else (
+        "flagged" if score >= weights.flag_at else "refused")
+    return Decision(name, start, end, features, score, outcome, forms)
+
+
+def decisions_json(decisions: list[Decision], weights: Weights | None = None) -> str:
+    """What extractions.decisions stores for one paper (see migration 0012)."""
+    weights = weights or load_weights()
+    return json.dumps({"weights": weights.version,
+                       "methods": [d.as_json() for d in decisions]})

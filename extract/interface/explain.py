@@ -1,0 +1,42 @@
+"""`papersift explain`: why each name that may be a paper's method was kept, flagged or
+refused, from the decisions its latest extraction stored (see domain/method_decision.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from papersift.errors import PapersiftError
+from papersift.extract.domain.method_decision import load_weights, reasons_for
+
+
+@dataclass(frozen=True)
+class Explained:
+    """One decision, in words."""
+
+    paper_id: str
+    title: str | None
+    name: str
+    outcome: str
+    score: float
+    reasons: list[str]  # the features that pushed toward the outcome, strongest first
+    weights_changed: bool  # decided by other weights than the shipped ones
+
+
+def explain_paper(db: str | Path, paper: str, count: int = 3) -> list[Explained]:
+    """The method decisions of the papers that ``paper`` names (an id, its prefix, a
+    source id or words of a title)."""
+    from papersift.warehouse import reads
+
+    rows = reads.method_decisions(db, paper).rows
+    if not rows:
+        raise PapersiftError(
+            f"no method decisions for {paper!r} in {db}: no paper matches it, or its latest "
+            "extraction predates the calibrated decision (extract it again)")
+    weights = load_weights()
+    explained = []
+    for paper_id, title, name, outcome, score, features, version in rows:
+        reasons = reasons_for(list(features or []), outcome, weights, count)
+        explained.append(Explained(paper_id, title, name, outcome, float(score), reasons,
+                                   version != weights.version))
+    return explained
