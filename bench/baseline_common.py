@@ -33,11 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, get_args
 
 import httpx2
+import instructor
 import openai
 from pydantic import ValidationError
 
-from papersift.extract.access.extractor import Extractor, Failure, Outcome, failure_reason
-from papersift.extract.access.llm import CallLog, Endpoint, RetryPolicy, call_log
+from papersift.extract.access.batch_api import failure_reason
+from papersift.extract.access.extractor import Extractor, Failure, Outcome
+from papersift.extract.access.llm import CallLog, Endpoint, RetryPolicy, call_log, current_log
+from papersift.extract.access.request import MODES
 from papersift.prompts import Prompt
 from papersift.schemas import Benchmark, ClaimedGain, Method, PaperExtraction, Task
 from papersift.schemas.paper import MAX_EVIDENCE_CHARS, ContributionType, GainUnit
@@ -289,6 +292,29 @@ class BaselineExtractor(Extractor):
         self.notes: Counter[str] = Counter()  # coercions applied, by kind
         self.timings: list[tuple[str, float]] = []  # (paper_id, seconds), in finishing order
         self._lock = threading.Lock()
+        self._sdk: openai.OpenAI | None = None
+        self._instructor: instructor.Instructor | None = None
+
+    @property
+    def raw_client(self) -> openai.OpenAI:
+        """The SDK client a reference approach calls, over papersift's retrying client."""
+        if self._sdk is None:
+            endpoint = self.endpoint
+            self._sdk = openai.OpenAI(base_url=endpoint.base_url,
+                                      api_key=endpoint.api_key or "not-needed",
+                                      max_retries=0, timeout=endpoint.timeout_s,
+                                      http_client=self.http)
+        return self._sdk
+
+    @property
+    def client(self) -> instructor.Instructor:
+        """instructor around raw_client (the naive baseline's road), marking each answer it
+        rejects in the call log."""
+        if self._instructor is None:
+            self._instructor = instructor.from_openai(
+                self.raw_client, mode=MODES[self.endpoint.mode])
+            self._instructor.on("parse:error", _mark_invalid)
+        return self._instructor
 
     def answer(self, text: str, log: CallLog) -> Draft | Failure:
         """The baseline's answer for one abstract, or why there is none."""
@@ -321,6 +347,12 @@ class BaselineExtractor(Extractor):
     async def extract_async(self, paper_id: str, text: str) -> Outcome:
         """The runner's async road: the baseline's own sync call, in a worker thread."""
         return await asyncio.to_thread(self.extract, paper_id, text)
+
+
+def _mark_invalid(error: Exception, *_args: Any, **_kwargs: Any) -> None:
+    log = current_log()
+    if log is not None:
+        log.mark_last_invalid(error)
 
 
 def request_failure(error: openai.APIError, log: CallLog) -> Failure:

@@ -29,7 +29,7 @@ from bench.simendpoint import completion_for
 from bench.synth import write_corpus
 from papersift.extract.access.extractor import Extractor
 from papersift.extract.access.llm import Endpoint
-from papersift.extract.runs.batch import BatchDispatch, prepare_request, read_jsonl
+from papersift.extract.runs.batch import BatchDispatch, read_jsonl
 from papersift.extract.runs.ingest_files import ingest
 from papersift.extract.runs.pipeline import Runner, ingest_batch, jobs_from
 from papersift.prompts import load_prompt
@@ -51,7 +51,7 @@ def prepare(work: Path, answers: int) -> Path:
     partial = results.with_suffix(".partial")  # renamed when whole: a rerun never reads half
     with partial.open("w", encoding="utf-8") as out:
         for paper in ingest([work / f"corpus-{answers}"]).papers:
-            body = prepare_request(extractor, paper.text)[1]
+            body = extractor.request_body(paper.text)
             line = {"id": f"line-{paper.paper_id[7:23]}", "custom_id": paper.paper_id,
                     "response": {"status_code": 200, "request_id": "req",
                                  "body": completion_for(body, "gpt-4o-mini", created)},

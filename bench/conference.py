@@ -91,8 +91,9 @@ def extract_step(source: Path, work: Path) -> Path:
     print(f"\n### extract: {source.name}, {len(texts):,} abstracts; load average before "
           f"{' / '.join(f'{x:.1f}' for x in _load())}\n")
     print("| setting | bare client req/s | papersift abstracts/s, process start to exit | "
-          "of bare | inside the run, abstracts/s | extracted | failed | tracebacks | wall s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "of bare | inside the run, abstracts/s | extracted | failed | tracebacks | wall s | "
+          "CPU s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     chosen = [s for s in SCENARIOS if s.name in ("instant", "fast")]
     instant_db = work / "instant.duckdb"
     for scenario in chosen:
@@ -104,7 +105,8 @@ def extract_step(source: Path, work: Path) -> Path:
         print(f"| {scenario.name} ({scenario.latency}, {scenario.slots or 'no'} slots, "
               f"concurrency {scenario.concurrency}) | {bare['rate']:.1f} | {rate:.1f} | "
               f"{rate / bare['rate']:.2f} | {inside:.1f} | {counts.get('extracted', 0):,} | "
-              f"{counts.get('failed', 0):,} | {ours['tracebacks']} | {ours['wall_s']:.1f} |",
+              f"{counts.get('failed', 0):,} | {ours['tracebacks']} | {ours['wall_s']:.1f} | "
+              f"{ours['cpu_s']:.1f} |",
               flush=True)
     return instant_db
 

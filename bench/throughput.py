@@ -50,7 +50,6 @@ from bench.synth import write_corpus
 from papersift.extract.access.endpoints import EndpointOptions, plan_endpoint
 from papersift.extract.access.extractor import Extractor
 from papersift.extract.interface.app import RunSettings, run_inputs
-from papersift.extract.runs.batch import prepare_request
 from papersift.extract.runs.ingest_files import ingest
 from papersift.prompts import DEFAULT_PROMPT, load_prompt
 from papersift.schemas import PaperDraft
@@ -147,14 +146,14 @@ def _cpu_seconds(who: int = resource.RUSAGE_SELF) -> float:
 
 
 def papersift_bodies(texts: list[str], base_url: str) -> list[bytes]:
-    """The request bodies papersift sends for these abstracts (instructor's own request
-    preparation, as the Batch path builds them), JSON-encoded once, before any timing."""
+    """The request bodies papersift sends for these abstracts (its RequestBuilder, as the
+    live and Batch paths build them), JSON-encoded once, before any timing."""
     endpoint = plan_endpoint(EndpointOptions(provider="compatible", base_url=base_url,
                                              model="gpt-4o-mini",
                                              max_tokens=MAX_TOKENS)).endpoint
     extractor = Extractor(endpoint, load_prompt(DEFAULT_PROMPT))
     try:
-        return [json.dumps(prepare_request(extractor, text)[1]).encode() for text in texts]
+        return [json.dumps(extractor.request_body(text)).encode() for text in texts]
     finally:
         extractor.close()
 
@@ -229,11 +228,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="pass --rpm/--tpm to papersift instead of learning them")
     parser.add_argument("--repeat", type=int, default=1,
                         help="measure the bare-client scenarios this many times")
+    parser.add_argument("--corpus", type=Path,
+                        help="a real corpus file to extract instead of synthetic abstracts "
+                             "(e.g. ../shared/conferences/neurips2025.jsonl)")
     args = parser.parse_args(argv)
     chosen = [s for s in SCENARIOS if not args.scenario or s.name in args.scenario]
     work = Path(tempfile.mkdtemp(prefix="papersift-throughput-"))
-    corpus = work / "corpus"
-    write_corpus(corpus, args.papers, files=1, fmt="jsonl", seed=3)
+    corpus = args.corpus or work / "corpus"
+    if args.corpus is None:
+        write_corpus(corpus, args.papers, files=1, fmt="jsonl", seed=3)
     papers = ingest([corpus]).papers
     texts = [p.text for p in papers][: args.sequential]
     limited_rows = [s for s in chosen if not s.bare]
@@ -282,7 +285,7 @@ def bare_table(chosen: list[Scenario], corpus: Path, work: Path, texts: list[str
     """papersift next to a bare client on the same simulator settings, ``repeat`` times
     each (a fresh warehouse and simulator every time)."""
     bodies = papersift_bodies(texts, "http://127.0.0.1:1/v1")
-    print(f"\n{len(texts)} synthetic abstracts; bare client: the same bodies, as many "
+    print(f"\n{len(texts)} abstracts ({corpus.name}); bare client: the same bodies, as many "
           "threads as papersift's concurrency; load average before: "
           f"{' / '.join(f'{x:.1f}' for x in _load())}\n")
     print("| scenario | latency, slots | concurrency | bare client req/s | papersift "

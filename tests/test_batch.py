@@ -23,7 +23,7 @@ from papersift.extract.interface.app import (
     run_inputs,
 )
 from papersift.extract.interface.cli import cli
-from papersift.extract.runs.batch import BatchError, BatchOptions, BatchProgress, prepare_request
+from papersift.extract.runs.batch import BatchError, BatchOptions, BatchProgress
 from papersift.prompts import load_prompt
 from papersift.testing.fakebatch import FAULTS, FILE_FAULTS, FakeBatchAPI, answer_for
 from papersift.testing.mock import FakeModel, ScriptedServer
@@ -60,7 +60,7 @@ def test_a_batch_line_is_the_request_the_live_path_sends(mode: str, constrain: b
     live = Extractor(endpoint, load_prompt("extract_v2"), transport=server.transport())
     try:
         assert live.extract("p1", ABSTRACT).ok
-        _, body = prepare_request(live, ABSTRACT)
+        body = live.request_body(ABSTRACT)
     finally:
         live.close()
     assert body == server.bodies()[0]

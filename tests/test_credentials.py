@@ -18,7 +18,7 @@ from papersift.extract.access.credentials import (
     scrub,
 )
 from papersift.extract.access.endpoints import EndpointError, EndpointOptions, plan_endpoint
-from papersift.extract.access.llm import Endpoint, build_client
+from papersift.extract.access.llm import Endpoint, build_http
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.testing.mock import FakeModel
 from papersift.warehouse.db import describe_command
@@ -67,7 +67,7 @@ def test_no_url_with_a_credential_becomes_an_endpoint(case: tuple[str, str]) -> 
     assert "OPENAI_API_KEY" in str(refused.value)
     assert secret not in redact_url(url)
     with pytest.raises(CredentialInURLError):  # nor can a client be built around it
-        build_client(Endpoint(base_url=url, model="m"))
+        build_http(Endpoint(base_url=url, model="m"))
 
 
 @settings(max_examples=100, deadline=None)

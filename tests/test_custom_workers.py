@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx2
 import pytest
+from instructor import response_schema
 
-from papersift.extract.access.extractor import answer_model
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.access.outcomes import plain_draft
 from papersift.extract.domain.fields import FieldSet, load_fields
@@ -57,7 +57,7 @@ def test_a_user_fields_draft_and_field_set_pickle_as_data() -> None:
     again = pickle.loads(pickle.dumps(fields))
     assert again.schema_version() == fields.schema_version()
     assert again.draft_model is fields.draft_model  # rebuilt from the same schema text
-    wrapped = answer_model(fields.draft_model).model_validate(DRAFTS["FlowNet"])
+    wrapped = response_schema(fields.draft_model).model_validate(DRAFTS["FlowNet"])
     draft: Any = pickle.loads(pickle.dumps(plain_draft(wrapped)))
     assert (draft.setting, draft.model_sizes) == ("reinforcement", ["7"])
 

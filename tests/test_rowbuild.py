@@ -1,6 +1,6 @@
-"""Grounding and row building off the event loop (extract/runs/rowbuild.py): the request
-bodies are instructor's own, a run with row workers stores exactly what a run without them
-stores, and a worker that dies or fails loses nothing and hides nothing."""
+"""Grounding and row building off the event loop (extract/runs/rowbuild.py): a run with row
+workers stores exactly what a run without them stores, and a worker that dies or fails
+loses nothing and hides nothing."""
 
 from __future__ import annotations
 
@@ -12,15 +12,13 @@ from typing import Any
 
 import pytest
 from instructor import response_schema
-from instructor.processing import handle_response_model
 
 from bench.rows_digest import digests
-from papersift.extract.access.extractor import Extractor, Outcome, answer_model, plain_draft
-from papersift.extract.access.llm import MODES, Endpoint
+from papersift.extract.access.extractor import Outcome, plain_draft
+from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.pipeline import Job, outcome_batch
 from papersift.extract.runs.rowbuild import RowBuilder, build_all, collect_workers, default_workers
-from papersift.prompts import load_prompt
 from papersift.schemas import PaperDraft
 from papersift.testing.mock import FakeModel
 from papersift.warehouse.store import Batch
@@ -34,31 +32,8 @@ DRAFT = {"tasks": ["protein folding"], "methods": ["FooNet"],
          "gains": [{"metric": "GDT-TS", "value": "4.2", "vs": "AlphaFold"}]}
 
 
-@pytest.mark.parametrize(("mode", "constrain"), [
-    ("json", False), ("json", True), ("tools", False), ("json_schema", False),
-    ("md_json", False)])
-def test_the_cached_answer_model_sends_what_a_fresh_wrap_sends(mode: str,
-                                                               constrain: bool) -> None:
-    endpoint = dataclasses.replace(ENDPOINT, mode=mode, constrain_json=constrain)
-    extractor = Extractor(endpoint, load_prompt())
-    try:
-        kwargs = extractor.create_kwargs(ABSTRACT)
-    finally:
-        extractor.close()
-    assert kwargs.pop("response_model") is answer_model()
-    bodies = []
-    for model in (answer_model(), response_schema(PaperDraft), PaperDraft):
-        _, body = handle_response_model(model, mode=MODES[mode], **dict(kwargs))
-        bodies.append(body)
-    assert bodies[0] == bodies[1] == bodies[2]
-    assert answer_model().model_json_schema() == response_schema(PaperDraft).model_json_schema()
-    first = answer_model().model_json_schema()
-    first["title"] = "changed by a caller"
-    assert answer_model().model_json_schema()["title"] == "PaperDraft"
-
-
 def test_a_plain_draft_pickles_and_dumps_as_the_answer() -> None:
-    answer = answer_model().model_validate(DRAFT)
+    answer = response_schema(PaperDraft).model_validate(DRAFT)  # instructor's wrapped class
     plain = plain_draft(answer)
     assert type(plain) is PaperDraft
     assert pickle.loads(pickle.dumps(plain)).model_dump() == answer.model_dump()
@@ -86,7 +61,7 @@ def _outcomes(count: int) -> list[tuple[Outcome, Job]]:
     for index in range(count):
         text = f"{ABSTRACT} Variant {index}."
         outcome = Outcome(paper_id=f"p{index}", cache_key=f"k{index}",
-                          draft=answer_model().model_validate(DRAFT))
+                          draft=PaperDraft.model_validate(DRAFT))
         items.append((outcome, Job(f"p{index}", text)))
     return items
 

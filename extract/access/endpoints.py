@@ -15,7 +15,7 @@ from pathlib import Path
 
 from papersift.errors import PapersiftError
 from papersift.extract.access.credentials import CredentialInURLError, check_endpoint_url
-from papersift.extract.access.llm import MODES, Endpoint
+from papersift.extract.access.llm import MODE_NAMES, Endpoint
 from papersift.extract.access.providers import PROVIDERS
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -82,8 +82,8 @@ def choose_provider(options: EndpointOptions, api_key: str | None) -> str:
 
 def _mode(options: EndpointOptions, provider: str) -> str:
     mode = options.mode or DEFAULT_MODES[provider]
-    if mode not in MODES:
-        raise EndpointError(f"unknown mode {mode!r}; choose one of {sorted(MODES)}")
+    if mode not in MODE_NAMES:
+        raise EndpointError(f"unknown mode {mode!r}; choose one of {sorted(MODE_NAMES)}")
     return mode
 
 

@@ -24,34 +24,17 @@ from typing import Any
 
 import httpx2
 
+from papersift.extract.access.transport import (
+    MAX_BODY_BYTES,
+    attempt_deadline,
+    past_deadline,
+    too_large,
+)
+
 # How long an idle connection is kept for the next request (httpcore2's default).
 KEEPALIVE_S = 5.0
 # The largest response head accepted.
 MAX_HEAD_BYTES = 1 << 20
-# An attempt's whole exchange gets this many read timeouts (--timeout): the read timeout
-# bounds each wait for bytes, so a server trickling a byte at a time (or endless
-# '100 Continue' heads) would otherwise hold a request for ever.
-ATTEMPT_READS = 2.0
-# The largest response body accepted (an extraction answer is a few kB): a server sending
-# 100 MB is answered with a protocol error, not with the memory to hold it.
-MAX_BODY_BYTES = 16 << 20
-
-
-def too_large(size: int) -> httpx2.RemoteProtocolError:
-    return httpx2.RemoteProtocolError(f"the response body is over {MAX_BODY_BYTES >> 20} MiB "
-                                      f"({size:,} bytes or more); not read")
-
-
-def attempt_deadline(request: httpx2.Request) -> float | None:
-    """Seconds the whole exchange of one attempt may take (None: no read timeout set)."""
-    timeouts: dict[str, Any] = request.extensions.get("timeout", {})
-    read = timeouts.get("read")
-    return None if read is None else ATTEMPT_READS * float(read)
-
-
-def past_deadline(deadline: float | None) -> httpx2.ReadTimeout:
-    return httpx2.ReadTimeout(f"no whole answer within the attempt's deadline of "
-                              f"{deadline:g} s (twice --timeout)")
 _NO_BODY_STATUSES = frozenset({204, 304})
 
 

@@ -1,9 +1,10 @@
-"""The one place that builds LLM clients: openai SDK + instructor over a retrying transport.
+"""The one place that builds the HTTP clients every model request goes through.
 
 Transport retries have one owner: :class:`RetryingTransport` (transport.py), a tenacity
-``Retrying`` around each HTTP request (the SDK's own retries are off). Validation re-asks
-are instructor's, bounded separately. Every HTTP attempt is reported to the
-:class:`CallLog` (calls.py) active in the current context.
+``Retrying`` around each HTTP request. Validation re-asks are the extractor's, bounded
+separately. Every HTTP attempt is reported to the :class:`CallLog` (calls.py) active in
+the current context. The clients are httpx2's; an async run's plain-HTTP connections are
+papersift's own (keepalive.py), its https ones httpx2's pools.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
-import instructor
-import openai
 
 from papersift.extract.access.calls import CallLog, CallRecord, call_log, current_log, redact
 from papersift.extract.access.credentials import check_endpoint_url, redact_url
@@ -32,19 +31,13 @@ from papersift.extract.access.transport import (
     asked_wait,
 )
 
-__all__ = ["MODES", "RETRY_STATUSES", "AsyncRetryingTransport", "CallLog", "CallRecord",
+__all__ = ["MODE_NAMES", "RETRY_STATUSES", "AsyncRetryingTransport", "CallLog", "CallRecord",
            "Endpoint", "RetryPolicy", "RetryableStatusError", "RetryingTransport",
-           "ThreadedTransport", "asked_wait", "async_sdk_over", "build_async_client",
-           "build_async_http", "build_async_sdk",
-           "build_client", "call_log", "check_endpoint", "redact", "wrap_async"]
+           "ThreadedTransport", "asked_wait", "build_async_http", "build_http", "call_log",
+           "chat_headers", "chat_url", "check_endpoint", "current_log", "redact"]
 
-MODES = {
-    "json": instructor.Mode.JSON,
-    "tools": instructor.Mode.TOOLS,
-    "json_schema": instructor.Mode.JSON_SCHEMA,
-    "md_json": instructor.Mode.MD_JSON,
-}
-
+# How the answer's format is asked for (instructor's modes of the same names).
+MODE_NAMES = ("json", "tools", "json_schema", "md_json")
 
 
 # The Endpoint fields that shape the answer, and those that describe where it was asked,
@@ -98,69 +91,45 @@ class Endpoint:
         return {**described, **self.sampling()}
 
 
-def build_client(
+def check_endpoint(endpoint: Endpoint) -> None:
+    """Raise what building a client for the endpoint would: an unknown mode, a URL that
+    carries a key."""
+    if endpoint.mode not in MODE_NAMES:
+        raise ValueError(f"unknown mode {endpoint.mode!r}; choose one of {sorted(MODE_NAMES)}")
+    check_endpoint_url(endpoint.base_url, "the endpoint URL")  # no client for a URL with a key
+
+
+def _http_timeout(endpoint: Endpoint) -> httpx2.Timeout:
+    """Each wait of an attempt (connect, write, each read) is bounded by --timeout."""
+    return httpx2.Timeout(endpoint.timeout_s)
+
+
+def chat_url(endpoint: Endpoint) -> httpx2.URL:
+    """The endpoint's chat-completions URL: its base URL's path plus /chat/completions."""
+    base = httpx2.URL(endpoint.base_url)
+    return base.copy_with(path=base.path.rstrip("/") + "/chat/completions")
+
+
+def chat_headers(endpoint: Endpoint) -> dict[str, str]:
+    """The headers of every chat request (the key only here, never in a recording)."""
+    return {"Authorization": f"Bearer {endpoint.api_key or 'not-needed'}",
+            "Content-Type": "application/json", "Accept": "application/json",
+            "User-Agent": "papersift"}
+
+
+def build_http(
     endpoint: Endpoint,
     *,
     transport: httpx2.BaseTransport | None = None,
     policy: RetryPolicy = RetryPolicy(),
     sleep: Callable[[float], None] = time.sleep,
-) -> tuple[instructor.Instructor, openai.OpenAI]:
-    """An instructor client for the endpoint, its HTTP going through the retrying transport."""
-    sdk = _sdk_options(endpoint)
+) -> httpx2.Client:
+    """A blocking HTTP client for the endpoint, through the retrying transport."""
+    check_endpoint(endpoint)
     inner = (transport if transport is not None
              else httpx2.HTTPTransport(verify=shared_ssl_context()))
-    http_client = httpx2.Client(transport=RetryingTransport(inner, policy=policy, sleep=sleep),
-                                timeout=_http_timeout(endpoint))
-    raw = openai.OpenAI(**sdk, http_client=http_client)
-    client = instructor.from_openai(raw, mode=MODES[endpoint.mode])
-    client.on("parse:error", _mark_invalid)
-    return client, raw
-
-
-def check_endpoint(endpoint: Endpoint) -> None:
-    """Raise what building a client for the endpoint would: an unknown mode, a URL that
-    carries a key."""
-    if endpoint.mode not in MODES:
-        raise ValueError(f"unknown mode {endpoint.mode!r}; choose one of {sorted(MODES)}")
-    check_endpoint_url(endpoint.base_url, "the endpoint URL")  # no client for a URL with a key
-
-
-def _sdk_options(endpoint: Endpoint) -> dict[str, Any]:
-    """What both SDK clients get: the endpoint, the key, no SDK retries (the transport
-    owns them), the endpoint's timeout. Checks the mode first."""
-    check_endpoint(endpoint)
-    return {"base_url": endpoint.base_url, "api_key": endpoint.api_key or "not-needed",
-            "max_retries": 0, "timeout": endpoint.timeout_s}
-
-
-def _http_timeout(endpoint: Endpoint) -> httpx2.Timeout:
-    return httpx2.Timeout(endpoint.timeout_s, connect=10.0)
-
-
-def build_async_client(
-    endpoint: Endpoint,
-    *,
-    transport: httpx2.BaseTransport | httpx2.AsyncBaseTransport | None = None,
-    policy: RetryPolicy = RetryPolicy(),
-    gate: RequestGate | None = None,
-) -> tuple[instructor.AsyncInstructor, openai.AsyncOpenAI]:
-    """The async instructor client for the endpoint, paced by ``gate`` when given. A
-    sync-only transport runs in worker threads."""
-    raw = build_async_sdk(endpoint, transport=transport, policy=policy, gate=gate)
-    return wrap_async(raw, endpoint), raw
-
-
-def build_async_sdk(
-    endpoint: Endpoint,
-    *,
-    transport: httpx2.BaseTransport | httpx2.AsyncBaseTransport | None = None,
-    policy: RetryPolicy = RetryPolicy(),
-    gate: RequestGate | None = None,
-) -> openai.AsyncOpenAI:
-    """The async SDK client of build_async_client, without instructor's wrapping."""
-    sdk = _sdk_options(endpoint)
-    http_client = build_async_http(endpoint, transport=transport, policy=policy, gate=gate)
-    return openai.AsyncOpenAI(**sdk, http_client=http_client)
+    return httpx2.Client(transport=RetryingTransport(inner, policy=policy, sleep=sleep),
+                         timeout=_http_timeout(endpoint))
 
 
 def build_async_http(
@@ -170,10 +139,12 @@ def build_async_http(
     policy: RetryPolicy = RetryPolicy(),
     gate: RequestGate | None = None,
 ) -> httpx2.AsyncClient:
-    """The HTTP client under an async SDK client: retrying, logging and paced."""
+    """The async HTTP client for the endpoint: retrying, logging and paced."""
+    check_endpoint(endpoint)
     if transport is None:
-        # Plain HTTP on papersift's own keep-alive connections (keepalive.py); https in
-        # small httpcore2 pools, so the walk each pool makes after a request stays short.
+        # Plain HTTP on papersift's own keep-alive connections (keepalive.py: measured
+        # faster than httpx2's pools and than aiohttp, see docs/architecture.md); https in
+        # httpx2's small pools, so the walk each pool makes after a request stays short.
         inner: httpx2.AsyncBaseTransport = KeepAliveTransport(fallback=ShardedPool(
             limits=httpx2.Limits(max_connections=None, max_keepalive_connections=None)))
     elif isinstance(transport, httpx2.AsyncBaseTransport):
@@ -183,21 +154,3 @@ def build_async_http(
     return httpx2.AsyncClient(
         transport=AsyncRetryingTransport(inner, policy=policy, gate=gate),
         timeout=_http_timeout(endpoint))
-
-
-def async_sdk_over(endpoint: Endpoint, http_client: httpx2.AsyncClient) -> openai.AsyncOpenAI:
-    """The async SDK client for the endpoint over an HTTP client of build_async_http."""
-    return openai.AsyncOpenAI(**_sdk_options(endpoint), http_client=http_client)
-
-
-def wrap_async(raw: openai.AsyncOpenAI, endpoint: Endpoint) -> instructor.AsyncInstructor:
-    """instructor around an async SDK client, marking answers it rejects in the call log."""
-    client = instructor.from_openai(raw, mode=MODES[endpoint.mode])
-    client.on("parse:error", _mark_invalid)
-    return client
-
-
-def _mark_invalid(error: Exception, *_args: Any, **_kwargs: Any) -> None:
-    log = current_log()
-    if log is not None:
-        log.mark_last_invalid(error)

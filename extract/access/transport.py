@@ -23,13 +23,6 @@ from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception
 
 from papersift.extract.access.calls import CallLog, CallRecord, current_log, shorten
 from papersift.extract.access.credentials import scrub
-from papersift.extract.access.fastpath import take_handover
-from papersift.extract.access.keepalive import (
-    MAX_BODY_BYTES,
-    attempt_deadline,
-    past_deadline,
-    too_large,
-)
 from papersift.extract.access.limits import (
     BudgetExceededError,
     RequestGate,
@@ -38,6 +31,34 @@ from papersift.extract.access.limits import (
 )
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+# An attempt's whole exchange gets this many read timeouts (--timeout): the read timeout
+# bounds each wait for bytes, so a server trickling a byte at a time (or endless
+# '100 Continue' heads) would otherwise hold a request for ever.
+ATTEMPT_READS = 2.0
+# The largest answer body read (an extraction answer is a few kB): a server sending
+# 100 MB is answered with an error, not with the memory to hold it.
+MAX_BODY_BYTES = 16 << 20
+
+
+class AnswerTooLargeError(httpx2.RemoteProtocolError):
+    """An answer body over MAX_BODY_BYTES; what was read of it is dropped."""
+
+
+def too_large(size: int) -> AnswerTooLargeError:
+    return AnswerTooLargeError(f"the response body is over {MAX_BODY_BYTES >> 20} MiB "
+                               f"({size:,} bytes or more); not read")
+
+
+def attempt_deadline(request: httpx2.Request) -> float | None:
+    """Seconds the whole exchange of one attempt may take (None: no read timeout set)."""
+    timeouts: dict[str, Any] = request.extensions.get("timeout", {})
+    read = timeouts.get("read")
+    return None if read is None else ATTEMPT_READS * float(read)
+
+
+def past_deadline(deadline: float | None) -> httpx2.ReadTimeout:
+    return httpx2.ReadTimeout(f"no whole answer within the attempt's deadline of "
+                              f"{deadline:g} s (twice --timeout)")
 
 
 class RetryableStatusError(Exception):
@@ -339,11 +360,6 @@ class AsyncRetryingTransport(_Attempts, httpx2.AsyncBaseTransport):
         self.sleep = sleep
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        waiting = take_handover()
-        if waiting is not None and waiting.error is not None:
-            raise waiting.error  # the fast path's attempts ended so; already logged
-        if waiting is not None and waiting.response is not None:
-            return waiting.response  # the answer the fast path received, already logged
         log = current_log()
         if log is not None:
             log.ask += 1

@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx2
-
 from papersift.extract.access.endpoints import (
     EndpointError,
     EndpointOptions,
@@ -19,8 +17,9 @@ from papersift.extract.access.endpoints import (
     plan_endpoint,
 )
 from papersift.extract.access.extractor import Extractor
+from papersift.extract.access.http import Transport
 from papersift.extract.access.limits import RequestGate, approx_tokens
-from papersift.extract.access.llm import Endpoint, RetryPolicy, build_client
+from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.access.recording import recording_transport
 from papersift.extract.domain.eval_errors import EvalDetails
 from papersift.extract.domain.evaluate import Evaluation, GoldError, load_gold
@@ -36,7 +35,6 @@ from papersift.extract.runs.batch import (
     PollCallback,
     cancel_batch,
     check_resumable,
-    prepare_request,
 )
 from papersift.extract.runs.canon import entities_after_run
 from papersift.extract.runs.evaluation import details, evaluate
@@ -122,7 +120,7 @@ def _extract_jobs(
     run_id: str,
     inputs: Sequence[str],
     progress: Progress | None,
-    transport: httpx2.BaseTransport | None,
+    transport: Transport | None,
     endpoint: Endpoint | None,
     on_poll: PollCallback | None = None,
     only_batch: str | None = None,
@@ -231,7 +229,7 @@ def run_inputs(
     settings: RunSettings,
     *,
     progress: Progress | None = None,
-    transport: httpx2.BaseTransport | None = None,
+    transport: Transport | None = None,
     endpoint: Endpoint | None = None,
     on_poll: PollCallback | None = None,
 ) -> tuple[IngestReport, RunSummary]:
@@ -289,7 +287,7 @@ def extract_stored(
     only_missing: bool = True,
     paper_ids: Sequence[str] | None = None,
     progress: Progress | None = None,
-    transport: httpx2.BaseTransport | None = None,
+    transport: Transport | None = None,
     endpoint: Endpoint | None = None,
     on_poll: PollCallback | None = None,
 ) -> RunSummary:
@@ -323,7 +321,7 @@ def resume_batch(
     *,
     progress: Progress | None = None,
     on_poll: PollCallback | None = None,
-    transport: httpx2.BaseTransport | None = None,
+    transport: Transport | None = None,
     endpoint: Endpoint | None = None,
 ) -> RunSummary:
     """Poll a stored, uncollected batch to its end and store its results in a new run; its
@@ -346,18 +344,19 @@ def cancel_stored_batch(
     settings: RunSettings,
     batch_id: str,
     *,
-    transport: httpx2.BaseTransport | None = None,
+    transport: Transport | None = None,
     endpoint: Endpoint | None = None,
 ) -> str:
     """Ask the provider to cancel a stored batch; returns the status it reports."""
     chosen = endpoint if endpoint is not None else plan_endpoint(settings.endpoint).endpoint
     with Warehouse(settings.db, create=False) as warehouse:
         check_resumable(get_batch(warehouse, batch_id), chosen)
-        _, client = build_client(chosen, transport=transport, policy=settings.retry)
+        extractor = Extractor(chosen, load_prompt(settings.prompt), transport=transport,
+                              policy=settings.retry)
         try:
-            return cancel_batch(warehouse, client, batch_id)
+            return cancel_batch(warehouse, extractor.batch_api, batch_id)
         finally:
-            client.close()
+            extractor.close()
 
 
 def evaluate_run(db: Path, gold_file: Path, run_id: str | None = None,
@@ -436,10 +435,10 @@ class Estimate:
 
 def billed_prompt_tokens(extractor: Extractor, text: str) -> int:
     """Estimated prompt tokens of this abstract's request as it would be sent: the messages
-    after instructor has added its schema text (JSON modes), plus the tools or
-    response_format schema a remote provider bills; a local server's grammar is not
-    prompt. About 4 tokens of chat framing per message."""
-    _, body = prepare_request(extractor, text)
+    with the schema text of the JSON modes, plus the tools or response_format schema a
+    remote provider bills; a local server's grammar is not prompt. About 4 tokens of chat
+    framing per message."""
+    body = extractor.request_body(text)
     parts = [str(message.get("content") or "") for message in body["messages"]]
     if extractor.endpoint.kind != "local":
         parts += [json.dumps(body[key], separators=(",", ":"))

@@ -9,8 +9,7 @@ import json
 import os
 from pathlib import Path
 
-import httpx2
-
+from papersift.extract.access.http import post_json
 from papersift.warehouse.db import server_file
 
 TOKEN_ENV = "PAPERSIFT_TOKEN"  # as serve/config.py: the server's token, if it has one
@@ -27,10 +26,9 @@ def readable(db: Path) -> Path:
     headers = {"content-type": "application/json"}
     if os.environ.get(TOKEN_ENV):
         headers["authorization"] = f"Bearer {os.environ[TOKEN_ENV]}"
+    answer = post_json(f"{url}/api/snapshot", headers=headers, timeout=120)
     try:
-        answer = httpx2.post(f"{url}/api/snapshot", content=b"{}", headers=headers,
-                             timeout=120)
-        path = Path(answer.json()["path"]) if answer.status_code == 200 else None
-    except (httpx2.HTTPError, ValueError, KeyError, TypeError):
+        path = Path(answer["path"]) if isinstance(answer, dict) else None
+    except (KeyError, TypeError):
         return db
     return path if path is not None and path.exists() else db

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import openai
-
-from papersift.extract.access.extractor import Extractor, Failure, Outcome, failure_reason
+from papersift.extract.access.batch_api import BatchApi, BatchApiError
+from papersift.extract.access.extractor import Extractor, Failure, Outcome
 from papersift.extract.access.llm import Endpoint, redact
 from papersift.extract.runs.batch_files import (
     BATCH_URL,
@@ -30,7 +29,6 @@ from papersift.extract.runs.batch_files import (
     BatchError,
     ResultReader,
     chunks,
-    prepare_request,
     read_jsonl,
     request_line,
 )
@@ -53,7 +51,7 @@ from papersift.warehouse.batches import (
 from papersift.warehouse.store import Batch
 
 __all__ = ["BatchDispatch", "BatchError", "BatchOptions", "BatchProgress", "PollCallback",
-           "cancel_batch", "check_resumable", "prepare_request", "read_jsonl"]
+           "cancel_batch", "check_resumable", "read_jsonl"]
 
 # A batch's results are written this many at a time (one transaction each; a kill loses
 # at most the unwritten ones, and the batch, not marked collected, is collected again).
@@ -152,12 +150,12 @@ class BatchDispatch:
         if not jobs:
             return []
         extractor = run.extractor
-        client = extractor.raw_client
+        api = extractor.batch_api
         records = []
 
         def lines() -> Iterator[tuple[BatchRequest, bytes]]:
             for job in jobs:
-                body = prepare_request(extractor, job.text)[1]
+                body = extractor.request_body(job.text)
                 request = BatchRequest(job.paper_id, job.paper_id, extractor.key_for(job.text))
                 yield request, request_line(request.custom_id, body)
 
@@ -165,7 +163,7 @@ class BatchDispatch:
             content = b"".join(line for _, line in chunk)
             digest = "sha256:" + hashlib.sha256(content).hexdigest()
             try:
-                found = self._unrecorded_batch(client, digest)
+                found = self._unrecorded_batch(api, digest)
                 if found is not None:  # accepted before a kill, never stored: adopt it
                     record = self._record_of(run, found.id, found.input_file_id,
                                              found.status, len(chunk))
@@ -173,39 +171,34 @@ class BatchDispatch:
                                       [request for request, _ in chunk])
                     records.append(record)
                     continue
-                uploaded = client.files.create(
-                    file=(f"papersift-{run.run_id}.jsonl", content, "application/jsonl"),
-                    purpose="batch",
-                )
-                remote = client.batches.create(
-                    input_file_id=uploaded.id, endpoint=BATCH_URL,
-                    completion_window=COMPLETION_WINDOW,
-                    metadata={"papersift_run": run.run_id, "papersift_requests": digest},
-                )
-            except openai.APIError as error:  # refused: its papers fail, with the reason
+                uploaded = api.upload(f"papersift-{run.run_id}.jsonl", content)
+                remote = api.create(
+                    uploaded, BATCH_URL, COMPLETION_WINDOW,
+                    {"papersift_run": run.run_id, "papersift_requests": digest})
+            except BatchApiError as error:  # refused: its papers fail, with the reason
                 why = _redact(extractor, f"submitting the batch failed: {error}")
-                failure = Failure("request", f"batch_submit_{failure_reason(error)}",
+                failure = Failure("request", f"batch_submit_{error.reason}",
                                   why[:4000])
                 for request, _ in chunk:
                     wanted.pop(request.cache_key, None)
                     run.record(Outcome(paper_id=request.paper_id,
                                        cache_key=request.cache_key, failure=failure))
                 continue
-            record = self._record_of(run, remote.id, uploaded.id, remote.status, len(chunk))
+            record = self._record_of(run, remote.id, uploaded, remote.status, len(chunk))
             record_submission(self.warehouse, record, [request for request, _ in chunk])
             self.submitted.append(remote.id)
             records.append(record)
         return records
 
-    def _unrecorded_batch(self, client: openai.OpenAI, digest: str) -> Any | None:
+    def _unrecorded_batch(self, api: BatchApi, digest: str) -> Any | None:
         """A live batch of exactly these request lines that the warehouse does not know: a
         kill between the provider accepting a batch and papersift storing it leaves one.
         The provider's newest 100 batches are searched (by their ``papersift_requests``
         metadata, the hash of the uploaded lines)."""
         known = batch_ids(self.warehouse)
         try:
-            listed = client.batches.list(limit=100).data
-        except openai.APIError:
+            listed = api.newest(100)
+        except BatchApiError:
             return None  # best effort: a provider that cannot list still gets the batch
         for remote in listed:
             metadata = remote.metadata or {}
@@ -230,14 +223,14 @@ class BatchDispatch:
 
     def _follow(self, records: Sequence[BatchRecord], wanted: dict[str, Job],
                 run: Runner) -> None:
-        client = run.extractor.raw_client
+        api = run.extractor.batch_api
         pending = {record.batch_id: record for record in records}
         started = time.monotonic()
         while pending:
             for batch_id in list(pending):
                 try:
-                    remote = client.batches.retrieve(batch_id)
-                except openai.APIError as error:
+                    remote = api.retrieve(batch_id)
+                except BatchApiError as error:
                     raise _stalled(run.extractor, batch_id, "checking", error) from error
                 counts = remote.request_counts
                 detail = None
@@ -258,26 +251,26 @@ class BatchDispatch:
                     pending.pop(batch_id)
                     try:
                         self.collect(get_batch(self.warehouse, batch_id), wanted, run)
-                    except openai.APIError as error:
+                    except BatchApiError as error:
                         raise _stalled(run.extractor, batch_id, "downloading the results of",
                                        error) from error
             if pending:
                 self.sleep(self.options.poll_interval_s)
 
-    def download(self, client: openai.OpenAI, file_id: str | None) -> dict[str, dict[str, Any]]:
+    def download(self, api: BatchApi, file_id: str | None) -> dict[str, dict[str, Any]]:
         """A batch's output or error file, by custom_id (none without a file)."""
         if not file_id:
             return {}
-        return read_jsonl(client.files.content(file_id).text)
+        return read_jsonl(api.content(file_id))
 
     def collect(self, record: BatchRecord, wanted: dict[str, Job], run: Runner) -> None:
         """Store every request's result: answers, error lines, and what never came back;
         the papers recorded are taken out of ``wanted``."""
         extractor = run.extractor
-        files = [self.download(extractor.raw_client, record.error_file_id),
-                 self.download(extractor.raw_client, record.output_file_id)]
+        files = [self.download(extractor.batch_api, record.error_file_id),
+                 self.download(extractor.batch_api, record.output_file_id)]
         results = {**files[0], **files[1]}
-        reader = ResultReader(extractor, prepare_request(extractor, "")[0])
+        reader = ResultReader(extractor)
         unanswered = UNANSWERED.get(record.status, "batch_missing")
         requests = requests_of(self.warehouse, record.batch_id)
         asked = {request.custom_id for request in requests}
@@ -332,7 +325,7 @@ def _redact(extractor: Extractor, text: str) -> str:
 
 
 def _stalled(extractor: Extractor, batch_id: str, doing: str,
-             error: openai.APIError) -> BatchError:
+             error: BatchApiError) -> BatchError:
     return BatchError(_redact(
         extractor,
         f"{doing} batch {batch_id} failed ({error}); the batch is stored: rerun the same "
@@ -342,7 +335,7 @@ def _stalled(extractor: Extractor, batch_id: str, doing: str,
 # -- commands ------------------------------------------------------------------------------
 
 
-def cancel_batch(warehouse: Warehouse, client: openai.OpenAI, batch_id: str) -> str:
+def cancel_batch(warehouse: Warehouse, api: BatchApi, batch_id: str) -> str:
     """Ask the provider to cancel a stored batch; returns the status it reports. Its partial
     results are stored by the next run or ``papersift batch resume``."""
     record = get_batch(warehouse, batch_id)
@@ -350,8 +343,10 @@ def cancel_batch(warehouse: Warehouse, client: openai.OpenAI, batch_id: str) -> 
         raise BatchError(f"batch {batch_id} is already collected (by run "
                          f"{record.collected_run_id})")
     try:
-        remote = client.batches.cancel(batch_id)
-    except openai.APIStatusError as error:
+        remote = api.cancel(batch_id)
+    except BatchApiError as error:
+        if error.status_code is None:
+            raise
         raise BatchError(f"the provider refused to cancel {batch_id}: HTTP "
                          f"{error.status_code}: {error.message}") from error
     update_status(warehouse, batch_id, status=remote.status,
@@ -359,7 +354,7 @@ def cancel_batch(warehouse: Warehouse, client: openai.OpenAI, batch_id: str) -> 
                   if remote.request_counts else None,
                   failed_count=remote.request_counts.failed if remote.request_counts else None,
                   output_file_id=remote.output_file_id, error_file_id=remote.error_file_id)
-    return remote.status
+    return str(remote.status)
 
 
 def check_resumable(record: BatchRecord, endpoint: Endpoint) -> None:

@@ -1,8 +1,8 @@
 """The Batch API's files: one request line per abstract in, one result line per answer out.
 
-Each line's body is what instructor would send for that abstract in the endpoint's mode
-(instructor's own ``handle_response_model`` prepares it), and each answer is parsed by
-instructor's own ``process_response`` for that mode, so validation is the live path's.
+Each line's body is the live path's first ask for that abstract (the extractor's
+RequestBuilder), and each answer is read by the live path's AnswerParser, so requests
+and validation are the live path's; only the re-ask is missing (a rerun asks again).
 """
 
 from __future__ import annotations
@@ -11,21 +11,12 @@ import json
 from collections.abc import Iterator
 from typing import Any, Final
 
-from instructor.core import IncompleteOutputException
-from instructor.processing import handle_response_model, process_response
-from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from papersift.errors import PapersiftError
 from papersift.extract.access.calls import finish_reason_of, token_count
-from papersift.extract.access.extractor import (
-    Extractor,
-    Failure,
-    Outcome,
-    completion_text,
-    is_json_error,
-)
-from papersift.extract.access.llm import MODES, CallRecord, redact
+from papersift.extract.access.extractor import Extractor, Failure, Outcome, is_json_error
+from papersift.extract.access.llm import CallRecord, redact
 from papersift.warehouse.batches import BatchRecord, BatchRequest
 
 BATCH_URL: Final = "/v1/chat/completions"
@@ -47,18 +38,6 @@ class BatchError(PapersiftError):
 
 
 # -- requests ------------------------------------------------------------------------------
-
-
-def prepare_request(extractor: Extractor, text: str) -> tuple[type[Any], dict[str, Any]]:
-    """(response model instructor parses the answer with, request body) for one abstract:
-    the body the live path sends, ``extra_body`` merged in as the SDK merges it."""
-    # The very arguments extract() hands instructor's create().
-    create_kwargs = extractor.create_kwargs(text)
-    model, kwargs = handle_response_model(create_kwargs.pop("response_model"),
-                                          mode=MODES[extractor.endpoint.mode], **create_kwargs)
-    extra = kwargs.pop("extra_body", None) or {}
-    assert model is not None
-    return model, {**kwargs, **extra}
 
 
 def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
@@ -88,13 +67,12 @@ def chunks(lines: Iterator[tuple[BatchRequest, bytes]], max_requests: int,
 
 
 class ResultReader:
-    """Turns one line of a batch's output or error file into an :class:`Outcome`, with
-    instructor's response processing for the endpoint's mode."""
+    """Turns one line of a batch's output or error file into an :class:`Outcome`, read
+    and validated as the live path reads an answer."""
 
-    def __init__(self, extractor: Extractor, response_model: type[Any]) -> None:
+    def __init__(self, extractor: Extractor) -> None:
         self.endpoint = extractor.endpoint
-        self.draft_model = extractor.fields.draft_model  # with the run's user fields
-        self.response_model = response_model
+        self.parser = extractor.parser
         self.secrets = (self.endpoint.api_key,) if self.endpoint.api_key else ()
 
     def outcome(self, request: BatchRequest, entry: dict[str, Any] | None, *,
@@ -132,33 +110,23 @@ class ResultReader:
         record.finish_reason = finish_reason_of(first.get("finish_reason"))
         if record.finish_reason == "length":
             record.status = "length"
-        completion = ChatCompletion.construct(**body)
-        try:
-            outcome.draft = process_response(completion, response_model=self.response_model,
-                                             stream=False, strict=True,
-                                             mode=MODES[self.endpoint.mode])
-        except IncompleteOutputException:
+        answer = self.parser.parse(body)
+        if answer.problem == "length":
             outcome.failure = Failure(
                 "request", "length",
                 f"the answer hit max_tokens={self.endpoint.max_tokens} before the JSON ended")
-        except Exception as error:  # what instructor's parser raises varies by mode
+        elif answer.draft is not None:
+            outcome.draft = answer.draft  # type: ignore[assignment]
+        else:
+            error = answer.error
             record.status = "invalid"
             record.error = self._redact(str(error)[:2000])
-            reason, why = self._refusal(completion, error)
-            outcome.failure = Failure("validation", reason, self._redact(why)[:4000])
+            reason = ("invalid_json" if isinstance(error, ValidationError)
+                      and is_json_error(error) else "schema_violation")
+            if answer.problem == "no_answer":
+                reason = "no_answer"
+            outcome.failure = Failure("validation", reason, self._redact(str(error))[:4000])
         return outcome
-
-    def _refusal(self, completion: ChatCompletion, error: Exception) -> tuple[str, str]:
-        """Why the answer was refused, in the live path's terms (no re-ask in a batch)."""
-        text = completion_text(completion)
-        if text is None:
-            return "no_answer", str(error)
-        try:
-            self.draft_model.model_validate_json(text)
-        except ValidationError as last_error:
-            reason = "invalid_json" if is_json_error(last_error) else "schema_violation"
-            return reason, str(last_error)
-        return "schema_violation", str(error)
 
     def _redact(self, text: str) -> str:
         return redact(text, self.secrets)

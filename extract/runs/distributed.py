@@ -30,13 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from papersift.errors import PapersiftError
 from papersift.extract.access.endpoints import EndpointError, EndpointOptions, plan_endpoint
 from papersift.extract.access.extractor import Extractor, Failure
+from papersift.extract.access.http import Transport
 from papersift.extract.access.limits import RequestGate
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.access.recording import Recording, ReplayTransport
@@ -172,7 +172,7 @@ class ShardSettings:
     tpm: float | None = None
     retry: RetryPolicy = RetryPolicy()
     cache_snapshot: Path | None = None  # Parquet of llm_cache rows (export_cache_snapshot)
-    transport: Callable[[], httpx2.BaseTransport] | None = None  # tests and replays
+    transport: Callable[[], Transport] | None = None  # tests and replays
     # A user's fields (``--fields``) as data, FieldSet.declaration(): each worker rebuilds
     # them, since it cannot import the user's file.
     fields: dict[str, Any] | None = None
@@ -184,12 +184,12 @@ class ShardSettings:
                 "EndpointOptions so each worker reads its key from its own environment")
 
 
-def replay_transport(recording: Path) -> httpx2.BaseTransport:
+def replay_transport(recording: Path) -> Transport:
     """A transport answering from a recording (pass ``replaying(path)`` as a factory)."""
     return ReplayTransport(Recording.load(recording))
 
 
-def replaying(recording: Path) -> Callable[[], httpx2.BaseTransport]:
+def replaying(recording: Path) -> Callable[[], Transport]:
     """A picklable transport factory that replays ``recording`` in each worker."""
     return functools.partial(replay_transport, recording)
 

@@ -9,9 +9,8 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx2
-
 from papersift.errors import PapersiftError
+from papersift.extract.access.http import Transport
 from papersift.extract.access.llm import Endpoint
 from papersift.extract.interface.app import RunSettings
 from papersift.extract.interface.serve.defaults import DEFAULT_PORT, TOKEN_ENV
@@ -52,7 +51,7 @@ class ServeConfig:
     # POST /api/runs reads inputs only below these folders (none given: the current one)
     inputs_roots: tuple[Path, ...] = ()
     # tests and benches: replace the network and the endpoint choice (as run_inputs takes)
-    transport: httpx2.BaseTransport | None = field(default=None, compare=False)
+    transport: Transport | None = field(default=None, compare=False)
     endpoint: Endpoint | None = field(default=None, compare=False)
 
     @property
