@@ -25,6 +25,8 @@ def main() -> int:
     parser.add_argument("--gold", action="append", required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--made-by", required=True, help="the model and server, for the header")
+    parser.add_argument("--allow-missing", action="store_true",
+                        help="skip papers the run failed (scored as missing)")
     args = parser.parse_args()
     wanted: list[str] = []
     for path in args.gold:
@@ -38,7 +40,10 @@ def main() -> int:
            where p.paper_id in (select unnest(?)) group by p.paper_id""", [wanted]).fetchall()
     by_id = {row[0]: row for row in rows}
     missing = [pid for pid in wanted if pid not in by_id]
-    if missing:
+    if missing and args.allow_missing:
+        print(f"{len(missing)} gold papers have no extraction (failed): left out")
+        wanted = [pid for pid in wanted if pid in by_id]
+    elif missing:
         raise SystemExit(f"{args.db}: no extraction for {len(missing)} gold papers, "
                          f"e.g. {missing[0]}")
     first = by_id[wanted[0]]
