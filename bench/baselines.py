@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.baseline_common import BaselineExtractor
-from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS
+from papersift.extract.domain.reading.ingest import DEFAULT_MAX_CHARS
 from papersift.extract.runs.pipeline import (
     Job,
     Progress,

@@ -13,8 +13,8 @@ import argparse
 import json
 from pathlib import Path
 
-from papersift.extract.domain.assemble import assemble
-from papersift.extract.domain.evaluate_gold import (
+from papersift.extract.domain.assembly.assemble import assemble
+from papersift.extract.domain.evaluation.evaluate_gold import (
     Counts,
     load_gold,
     match_one_to_one,
@@ -22,7 +22,7 @@ from papersift.extract.domain.evaluate_gold import (
     names_match,
     value_agrees,
 )
-from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.domain.reading.ingest import paper_id_for
 from papersift.schemas import PaperDraft
 
 REPO = Path(__file__).resolve().parents[1]

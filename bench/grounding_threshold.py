@@ -209,7 +209,7 @@ def build_cases(abstracts: Sequence[str], seed: int = 7, per_abstract: int = 6) 
 
 def run_cases(cases: Sequence[Case], abstracts: Sequence[str]) -> list[Outcome]:
     """Align every case once, with threshold 0, keeping status and score."""
-    from papersift.extract.domain.grounding import MIN_FUZZY_CHARS, align, normalize
+    from papersift.extract.domain.lookup.grounding import MIN_FUZZY_CHARS, align, normalize
 
     outcomes = []
     for case in cases:

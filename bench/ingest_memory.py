@@ -26,7 +26,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # What the child process runs: read the corpus one way, print figures as JSON.
 CHILD = r"""
 import json, resource, sys, time, tracemalloc
-from papersift.extract.domain.ingest import ingest, ingest_stream
+from papersift.extract.domain.reading.ingest import ingest, ingest_stream
 mode, folder, chunk, traced = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 if traced:
     tracemalloc.start()

@@ -103,7 +103,7 @@ def report(requests: list[dict[str, float]], latencies: list[float]) -> None:
 def grammar_seconds(count: int, conference: Path, seed: int) -> list[float]:
     from llama_cpp import LlamaGrammar
 
-    from papersift.extract.domain.assemble import result_numbers
+    from papersift.extract.domain.assembly.assemble import result_numbers
     from papersift.extract.domain.fields import DEFAULT_FIELDS
 
     lines = conference.read_text().splitlines()

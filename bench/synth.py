@@ -21,7 +21,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from papersift.extract.domain.assemble import sentence_spans
+from papersift.extract.domain.assembly.assemble import sentence_spans
 from papersift.extract.runs.ingest_files import ingest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

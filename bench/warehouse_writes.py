@@ -30,7 +30,7 @@ from bench.simendpoint import draft_for
 from bench.synth import synth_papers
 from papersift.extract.access.extractor import Outcome
 from papersift.extract.access.llm import CallRecord
-from papersift.extract.domain.ingest import IngestResult, Occurrence, Paper, paper_id_for
+from papersift.extract.domain.reading.ingest import IngestResult, Occurrence, Paper, paper_id_for
 from papersift.extract.runs.pipeline import Job, ingest_batch, outcome_batch
 from papersift.schemas import PaperDraft
 from papersift.warehouse.store import Batch, Warehouse

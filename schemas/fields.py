@@ -5,7 +5,7 @@ grounded in the abstract, the long table and view that store them and their colu
 export, how the report labels and details an item, and which matcher scores it against
 gold. The code that grounds, stores, exports, reports and scores reads these declarations
 (extract.domain.fields, warehouse.store, warehouse.export, warehouse.report,
-extract.domain.evaluate), and a test checks that the migrations create every declared
+extract.domain.evaluation.evaluate), and a test checks that the migrations create every declared
 table, column and view.
 
 User-defined fields (``papersift run --fields my_fields.py``) are declared with the markers

@@ -1,7 +1,7 @@
 """Schema v2, stored side: the fields papersift keeps for one abstract.
 
 Field descriptions are written for the model: instructor sends them inside the JSON
-schema. The items are built and grounded by code (extract.domain.assemble), which finds
+schema. The items are built and grounded by code (extract.domain.assembly.assemble), which finds
 each quote in the abstract itself; these models only hold and check their shape.
 
 This module imports nothing else of the project's (see the import contracts).

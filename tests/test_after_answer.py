@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from papersift.extract.domain import fields as field_grounding
-from papersift.extract.domain.assemble import assemble, stored_cap
+from papersift.extract.domain.assembly.assemble import assemble, stored_cap
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.jobs import MIN_WORDS
 from papersift.schemas import PaperDraft

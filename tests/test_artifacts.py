@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from papersift.extract.domain.artifacts import detect_artifacts
+from papersift.extract.domain.rules.artifacts import detect_artifacts
 from papersift.warehouse.query import run_sql
 from papersift.warehouse.report import load_report
 

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from papersift.extract.domain.assemble import assemble, result_numbers, sentence_spans
+from papersift.extract.domain.assembly.assemble import assemble, result_numbers, sentence_spans
 from papersift.schemas import PaperDraft
 
 TEXT = (

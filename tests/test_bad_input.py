@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.domain.reading.ingest import paper_id_for
 from papersift.extract.interface import app
 from papersift.extract.interface.cli import cli
 from papersift.testing.sim import SimEndpoint, fault_profile, running

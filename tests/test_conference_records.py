@@ -57,7 +57,7 @@ def test_a_sample_is_seeded_stable_and_grows_without_paying_twice(tmp_path: Path
     """--sample N extracts N abstracts drawn by a seeded hash (issue 25: the path for a
     user with no key and a whole conference), ingests them all, and a larger sample keeps
     the smaller one's papers, so its rerun pays only for the new ones."""
-    from papersift.extract.domain.sampling import seeded_sample
+    from papersift.extract.domain.reading.sampling import seeded_sample
     from tests.conftest import CORPUS
 
     db = tmp_path / "w.duckdb"

@@ -1,13 +1,13 @@
-"""The context rules of assemble/18 (extract/domain/context_rules.py), on invented
+"""The context rules of assemble/18 (extract/domain/rules/context_rules.py), on invented
 sentences (hand-written, not from any paper): the abstract's background, a name used as
 the kind of a method, settings, models the paper trains, kinds and sizes of benchmarks,
 a benchmark named directly or in apposition, and an acronym 'defined' by another one."""
 
 from __future__ import annotations
 
-from papersift.extract.domain.assemble import assemble
-from papersift.extract.domain.assemble_spans import sentence_spans
-from papersift.extract.domain.context_rules import (
+from papersift.extract.domain.assembly.assemble import assemble
+from papersift.extract.domain.lookup.assemble_spans import sentence_spans
+from papersift.extract.domain.rules.context_rules import (
     a_kind_of_benchmarks,
     a_size,
     background_end,

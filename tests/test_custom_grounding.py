@@ -16,7 +16,7 @@ import httpx2
 from pydantic import BaseModel, Field, create_model
 
 from papersift.extract.access.llm import Endpoint
-from papersift.extract.domain.custom import ground_custom
+from papersift.extract.domain.assembly.custom import ground_custom
 from papersift.extract.domain.fields import FieldSet
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.schemas import PaperDraft

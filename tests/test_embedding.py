@@ -90,7 +90,7 @@ def test_a_changed_weight_file_is_refused(tmp_path: Path) -> None:
 
 
 def test_text_key_is_the_papers_text_hash() -> None:
-    from papersift.extract.domain.ingest import paper_id_for
+    from papersift.extract.domain.reading.ingest import paper_id_for
 
     text = "Some  abstract\n\twith   odd spacing."
     assert embedding.text_key(text) == paper_id_for(text)

@@ -16,7 +16,7 @@ from papersift.errors import PapersiftError
 
 INTERNAL = {"papersift.extract.access.transport.RetryableStatusError",
             "papersift.extract.runs.rowbuild.WorkerGoneError",  # caught where raised
-            "papersift.extract.domain.ingest_tables.ParquetReadError"}  # caught by ingest
+            "papersift.extract.domain.reading.ingest_tables.ParquetReadError"}  # caught by ingest
 
 
 def _modules() -> list[str]:

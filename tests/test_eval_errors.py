@@ -10,7 +10,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from papersift.extract.domain.eval_errors import PaperErrors, changed_papers
+from papersift.extract.domain.evaluation.eval_errors import PaperErrors, changed_papers
 from papersift.extract.interface.app import evaluate_run, evaluation_details
 from papersift.extract.interface.cli import cli
 from tests.test_evaluate import GOLD_PAPER, _gold_file, _run

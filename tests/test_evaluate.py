@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from papersift.extract.access.llm import Endpoint
-from papersift.extract.domain.evaluate_gold import (
+from papersift.extract.domain.evaluation.evaluate_gold import (
     GoldError,
     load_gold,
     match_one_to_one,
@@ -20,7 +20,7 @@ from papersift.extract.domain.evaluate_gold import (
     name_key,
     names_match,
 )
-from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.domain.reading.ingest import paper_id_for
 from papersift.extract.interface.app import (
     RunSettings,
     compare_runs,
@@ -172,7 +172,7 @@ def test_gold_can_be_narrowed_to_listed_papers(tmp_path: Path) -> None:
 
 
 def test_cost_is_zero_only_for_local_models_and_unknown_without_a_price(tmp_path: Path) -> None:
-    from papersift.extract.domain.evaluate import PredictedPaper, score
+    from papersift.extract.domain.evaluation.evaluate import PredictedPaper, score
 
     gold = load_gold(_gold_file(tmp_path, [GOLD_PAPER]))
     paid = [PredictedPaper(GOLD_PAPER["paper_id"], ABSTRACT, "extracted", prompt_tokens=2000,

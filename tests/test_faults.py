@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from papersift.extract.access.llm import Endpoint, RetryPolicy
-from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.domain.reading.ingest import paper_id_for
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.ingest_files import ingest
 from papersift.extract.runs.pipeline import RunSummary

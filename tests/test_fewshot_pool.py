@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from papersift.extract.access.llm import Endpoint
-from papersift.extract.domain.assemble import result_numbers
+from papersift.extract.domain.assembly.assemble import result_numbers
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.interface.cli import cli
 from papersift.prompts import Example, PromptError, load_prompt

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from papersift.extract.access.llm import Endpoint, RetryPolicy
-from papersift.extract.domain.assemble import assemble
-from papersift.extract.domain.attributes import ground_phrase
-from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.domain.assembly.assemble import assemble
+from papersift.extract.domain.assembly.attributes import ground_phrase
+from papersift.extract.domain.reading.ingest import paper_id_for
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.schemas import PaperDraft
 from papersift.testing.sim import fault_profile, running

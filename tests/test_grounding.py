@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from papersift.extract.domain.grounding import (
+from papersift.extract.domain.lookup.grounding import (
     FUZZY_THRESHOLD,
     MIN_FUZZY_CHARS,
     Alignment,

@@ -1,4 +1,4 @@
-"""Tests for papersift.extract.domain.ingest: the real corpus, paper ids,
+"""Tests for papersift.extract.domain.reading.ingest: the real corpus, paper ids,
 the text format and path handling (bad input and tables: test_ingest_files.py)."""
 
 from __future__ import annotations
@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from papersift.extract.domain.ingest import IngestResult, Paper, paper_id_for, parse_venue_year
+from papersift.extract.domain.reading.ingest import (
+    IngestResult,
+    Paper,
+    paper_id_for,
+    parse_venue_year,
+)
 from papersift.extract.runs.ingest_files import ingest
 
 ROOT = Path(__file__).resolve().parents[1]

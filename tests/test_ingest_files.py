@@ -1,4 +1,4 @@
-"""Tests for papersift.extract.domain.ingest on bad input (undecodable, empty, unreadable or
+"""Tests for papersift.extract.domain.reading.ingest on bad input (undecodable, empty, unreadable or
 broken files) and on each table format (JSONL, CSV, Parquet round trips and bad rows)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS, IngestResult, paper_id_for
+from papersift.extract.domain.reading.ingest import DEFAULT_MAX_CHARS, IngestResult, paper_id_for
 from papersift.extract.runs.ingest_files import ingest
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from papersift.extract.domain.ingest import IngestResult, merge_chunks, paper_id_for
+from papersift.extract.domain.reading.ingest import IngestResult, merge_chunks, paper_id_for
 from papersift.extract.runs.ingest_files import PARQUET_BATCH_ROWS, ingest, ingest_stream
 from tests.badinput import COMMITTED, TINY_CHUNK, write_generated
 

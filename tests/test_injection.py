@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from papersift.extract.access.llm import Endpoint, RetryPolicy
-from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.domain.reading.ingest import paper_id_for
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.runs.ingest_files import ingest
 from papersift.prompts import load_prompt

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from bench.decision import train
 from bench.decision.regrade import headline, regrade
 from papersift.extract.access.llm import Endpoint
-from papersift.extract.domain.assemble import assemble
-from papersift.extract.domain.method_decision import (
+from papersift.extract.domain.assembly.assemble import assemble
+from papersift.extract.domain.rules.method_decision import (
     AGAINST,
     FEATURES,
     FOR,

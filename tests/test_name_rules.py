@@ -6,8 +6,8 @@ benchmark is stored as one."""
 
 from __future__ import annotations
 
-from papersift.extract.domain.assemble import assemble, sentence_spans
-from papersift.extract.domain.name_rules import coined_proposals, strictly_proposed
+from papersift.extract.domain.assembly.assemble import assemble, sentence_spans
+from papersift.extract.domain.rules.name_rules import coined_proposals, strictly_proposed
 from papersift.schemas import PaperDraft
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from papersift.extract.domain.assemble import assemble, result_numbers
+from papersift.extract.domain.assembly.assemble import assemble, result_numbers
 from papersift.prompts import PromptError, load_prompt
 from papersift.schemas import PaperDraft
 

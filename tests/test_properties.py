@@ -12,8 +12,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from papersift.extract.domain.grounding import _needle, align, normalize
-from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.domain.lookup.grounding import _needle, align, normalize
+from papersift.extract.domain.reading.ingest import paper_id_for
 from papersift.extract.runs.ingest_files import ingest
 
 SETTINGS = settings(max_examples=150, deadline=None, database=None,

@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from papersift.extract.domain.ingest_tables import OUTLIER_FACTOR
-from papersift.extract.domain.records import YEAR_MAX, YEAR_MIN, optional_year, text_problem
+from papersift.extract.domain.reading.ingest_tables import OUTLIER_FACTOR
+from papersift.extract.domain.reading.records import YEAR_MAX, YEAR_MIN, optional_year, text_problem
 from papersift.extract.runs.ingest_files import ingest
 
 words = st.text("abcdefghij", min_size=2, max_size=8)

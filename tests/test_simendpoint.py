@@ -17,7 +17,7 @@ import pytest
 from bench.synth import synth_papers, write_corpus
 from papersift.extract.access.extractor import Extractor
 from papersift.extract.access.llm import Endpoint
-from papersift.extract.domain.assemble import assemble, result_numbers
+from papersift.extract.domain.assembly.assemble import assemble, result_numbers
 from papersift.extract.runs.ingest_files import ingest
 from papersift.prompts import load_prompt
 from papersift.schemas import PaperDraft, draft_json_schema

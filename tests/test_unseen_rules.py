@@ -6,10 +6,14 @@ baseline's side of 'A vs. B'."""
 
 from __future__ import annotations
 
-from papersift.extract.domain.assemble import assemble
-from papersift.extract.domain.benchmark_candidates import missed_benchmarks
-from papersift.extract.domain.established import established_method, known_metric, never_a_benchmark
-from papersift.extract.domain.name_rules import inside_url, lowercase_term_acronym
+from papersift.extract.domain.assembly.assemble import assemble
+from papersift.extract.domain.rules.benchmark_candidates import missed_benchmarks
+from papersift.extract.domain.rules.established import (
+    established_method,
+    known_metric,
+    never_a_benchmark,
+)
+from papersift.extract.domain.rules.name_rules import inside_url, lowercase_term_acronym
 from papersift.testing.drafts import paper_draft as _draft
 
 

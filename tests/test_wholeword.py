@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from papersift.extract.domain.wholeword import FOLDS_INTO_ASCII, whole_word
+from papersift.extract.domain.lookup.wholeword import FOLDS_INTO_ASCII, whole_word
 
 
 def _reference(name: str, text: str, flags: int) -> list[tuple[int, int]]:

@@ -194,7 +194,7 @@ def _known(con: duckdb.DuckDBPyConnection, paper_id: str, item_type: str,
 # Grounds a reviewer's changed values in the abstract: (item type, the item as shown now,
 # the changed fields, the abstract) -> grounding fields to store with them (alignment,
 # offsets, evidence; stored as one 'grounding' edit, see migration 0011). Given by the
-# caller: the warehouse does not ground (extract/domain/corrected.py does).
+# caller: the warehouse does not ground (extract/domain/review/corrected.py does).
 Grounder = Callable[[str, Mapping[str, Any], Mapping[str, Any], str], Mapping[str, Any]]
 
 

@@ -1,5 +1,5 @@
 """The SQL behind `papersift eval`: what a run stored for the gold papers, what its calls
-cost, and the stored evaluations. The scoring itself is extract.domain.evaluate's."""
+cost, and the stored evaluations. The scoring itself is extract.domain.evaluation.evaluate's."""
 
 from __future__ import annotations
 

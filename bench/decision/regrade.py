@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from papersift.extract.domain.assemble import Assembled, assemble
-from papersift.extract.domain.evaluate import PredictedPaper, score
-from papersift.extract.domain.evaluate_gold import load_gold, name_forms
-from papersift.extract.domain.method_decision import Weights, load_weights
+from papersift.extract.domain.assembly.assemble import Assembled, assemble
+from papersift.extract.domain.evaluation.evaluate import PredictedPaper, score
+from papersift.extract.domain.evaluation.evaluate_gold import load_gold, name_forms
+from papersift.extract.domain.rules.method_decision import Weights, load_weights
 from papersift.schemas import PaperDraft
 
 

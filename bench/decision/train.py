@@ -27,8 +27,8 @@ import numpy as np
 from scipy.optimize import minimize
 
 from bench.decision.regrade import assembled, headline, read_drafts, regrade
-from papersift.extract.domain.evaluate_gold import load_gold, name_forms, names_match
-from papersift.extract.domain.method_decision import (
+from papersift.extract.domain.evaluation.evaluate_gold import load_gold, name_forms, names_match
+from papersift.extract.domain.rules.method_decision import (
     AGAINST,
     FEATURE_GROUPS,
     FEATURES,

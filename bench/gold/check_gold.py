@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.domain.reading.ingest import paper_id_for
 from papersift.extract.runs.ingest_files import ingest
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ was: the same draft type, JSON schema, schema version and prompt. With them, the
 fields are added to the draft and its schema, and the schema version (so every cache
 key) covers them.
 
-:func:`ground` is the whole of grounding: extract.domain.assemble for the draft's own
+:func:`ground` is the whole of grounding: extract.domain.assembly.assemble for the draft's own
 fields, the detectors for fields code finds alone (artifacts), and the strategies of
 schemas.fields for user fields. :func:`item_rows` turns any field's items into rows of
 its long table, as its declaration says.
@@ -29,10 +29,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from papersift.errors import PapersiftError
-from papersift.extract.domain.artifacts import DETECTION_VERSION, detect_artifacts
-from papersift.extract.domain.assemble import Assembled, Found, assemble, result_numbers
-from papersift.extract.domain.custom import ground_custom
-from papersift.extract.domain.grounding import Alignment
+from papersift.extract.domain.assembly.assemble import Assembled, Found, assemble, result_numbers
+from papersift.extract.domain.assembly.custom import ground_custom
+from papersift.extract.domain.lookup.grounding import Alignment
+from papersift.extract.domain.rules.artifacts import DETECTION_VERSION, detect_artifacts
 from papersift.extract.domain.user_draft import user_draft
 from papersift.prompts import Prompt
 from papersift.schemas import PaperDraft, draft_json_schema, schema_version

@@ -1,7 +1,7 @@
 """The draft model of a run with user fields, built from their JSON schema (data).
 
 Each user field takes any JSON value: a wrong-typed answer reaches grounding (which
-coerces or refuses it item by item, extract.domain.custom) instead of failing the paper,
+coerces or refuses it item by item, extract.domain.assembly.custom) instead of failing the paper,
 while the model's JSON schema, and so every request, stays exactly the user's.
 
 The class is built once per process from the schema's text, so a Ray worker or a row

@@ -21,13 +21,17 @@ from papersift.extract.access.http import Transport
 from papersift.extract.access.limits import RequestGate, approx_tokens
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.access.recording import recording_transport
-from papersift.extract.domain.eval_errors import EvalDetails
-from papersift.extract.domain.evaluate import Evaluation, GoldError, load_gold
+from papersift.extract.domain.evaluation.eval_errors import EvalDetails
+from papersift.extract.domain.evaluation.evaluate import Evaluation, GoldError, load_gold
 from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, load_fields, prompt_for
-from papersift.extract.domain.ingest import DEFAULT_CHUNK_PAPERS, DEFAULT_MAX_CHARS, check_inputs
-from papersift.extract.domain.ingest_results import IngestProblem
 from papersift.extract.domain.prices import Pricing, pricing_for
-from papersift.extract.domain.sampling import seeded_sample
+from papersift.extract.domain.reading.ingest import (
+    DEFAULT_CHUNK_PAPERS,
+    DEFAULT_MAX_CHARS,
+    check_inputs,
+)
+from papersift.extract.domain.reading.ingest_results import IngestProblem
+from papersift.extract.domain.reading.sampling import seeded_sample
 from papersift.extract.runs.batch import (
     BatchDispatch,
     BatchError,

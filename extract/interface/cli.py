@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from papersift.extract.domain.ingest_text import DEFAULT_MAX_CHARS
+from papersift.extract.domain.reading.ingest_text import DEFAULT_MAX_CHARS
 from papersift.extract.interface import cli_discover, cli_review, options
 from papersift.extract.interface.cli_batch import batch, cache
 from papersift.extract.interface.cli_common import (
@@ -165,7 +165,7 @@ def eval_command(gold_file: Path | None, from_corrections: bool, run_id: str | N
     """
     from rich.table import Table
 
-    from papersift.extract.domain.evaluate import headline
+    from papersift.extract.domain.evaluation.evaluate import headline
     from papersift.extract.interface import app, eval_report
 
     if (gold_file is None) == (not from_corrections):

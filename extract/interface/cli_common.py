@@ -19,7 +19,7 @@ from papersift.extract.interface import options
 from papersift.warehouse import is_database_error
 
 if TYPE_CHECKING:  # the library loads when a command runs, not for `papersift --help`
-    from papersift.extract.domain.ingest_results import IngestProblem
+    from papersift.extract.domain.reading.ingest_results import IngestProblem
     from papersift.extract.runs.batch import BatchProgress
     from papersift.extract.runs.pipeline import RunSummary
     from papersift.warehouse.query import QueryResult

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from papersift.extract.domain.fewshot import ExampleResult, example_answer
+from papersift.extract.domain.review.fewshot import ExampleResult, example_answer
 from papersift.prompts.pool import pool_document
 from papersift.warehouse.corrections import CorrectionError, export_corrections
 from papersift.warehouse.custom import declared_fields

@@ -8,7 +8,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from papersift.extract.domain.eval_errors import FIELDS, EvalDetails, PaperErrors, changed_papers
+from papersift.extract.domain.evaluation.eval_errors import (
+    FIELDS,
+    EvalDetails,
+    PaperErrors,
+    changed_papers,
+)
 
 _SOURCE_FIGURES = (("methods", "methods"), ("benchmarks", "benchmarks"),
                    ("gains (value)", "gains_value"))

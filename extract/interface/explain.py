@@ -1,5 +1,5 @@
 """`papersift explain`: why each name that may be a paper's method was kept, flagged or
-refused, from the decisions its latest extraction stored (see domain/method_decision.py)."""
+refused, from the decisions its latest extraction stored (see domain/rules/method_decision.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from papersift.errors import PapersiftError
-from papersift.extract.domain.method_decision import load_weights, reasons_for
+from papersift.extract.domain.rules.method_decision import load_weights, reasons_for
 
 
 @dataclass(frozen=True)

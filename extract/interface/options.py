@@ -23,7 +23,7 @@ import click
 from click.core import ParameterSource
 
 from papersift.extract.access.providers import LOCAL, PROVIDERS, REMOTE
-from papersift.extract.domain.ingest_text import DEFAULT_MAX_CHARS
+from papersift.extract.domain.reading.ingest_text import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:  # the settings classes load with the library, when a command runs
     from papersift.extract.access.endpoints import EndpointOptions

@@ -41,7 +41,7 @@ from papersift.extract.access.limits import RequestGate
 from papersift.extract.access.llm import Endpoint, RetryPolicy
 from papersift.extract.access.recording import Recording, ReplayTransport
 from papersift.extract.domain.fields import FieldSet
-from papersift.extract.domain.ingest import DEFAULT_MAX_CHARS
+from papersift.extract.domain.reading.ingest import DEFAULT_MAX_CHARS
 from papersift.extract.runs.ingest_files import ingest
 from papersift.extract.runs.ingested import ingest_batch
 from papersift.extract.runs.jobs import Job, jobs_from

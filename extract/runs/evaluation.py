@@ -1,5 +1,5 @@
 """Evaluating a stored run: its rows read through warehouse.evals, scored by the pure code
-of domain.evaluate and domain.eval_errors, and the result stored back.
+of domain.evaluation.evaluate and domain.evaluation.eval_errors, and the result stored back.
 
 Moved out of the domain, which reads no warehouse (see the import contracts).
 """
@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from papersift.extract.domain.eval_errors import (
+from papersift.extract.domain.evaluation.eval_errors import (
     EvalDetails,
     all_errors,
     by_source,
 )
-from papersift.extract.domain.evaluate import (
+from papersift.extract.domain.evaluation.evaluate import (
     Evaluation,
     Gold,
     GoldError,
@@ -22,7 +22,7 @@ from papersift.extract.domain.evaluate import (
     predictions_from,
     score,
 )
-from papersift.extract.domain.evaluate_fields import extra_predictions
+from papersift.extract.domain.evaluation.evaluate_fields import extra_predictions
 from papersift.warehouse import Repository
 from papersift.warehouse import evals as stored
 from papersift.warehouse.custom import extra_items

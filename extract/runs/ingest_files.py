@@ -1,6 +1,6 @@
-"""Reading input files with Parquet: domain.ingest reads text, JSONL and CSV, and takes
+"""Reading input files with Parquet: domain.reading.ingest reads text, JSONL and CSV, and takes
 its Parquet rows from here, where pyarrow is imported (the domain imports no pyarrow).
-``ingest`` and ``ingest_stream`` are domain.ingest's with this Parquet reader given."""
+``ingest`` and ``ingest_stream`` are domain.reading.ingest's with this Parquet reader given."""
 
 from __future__ import annotations
 
@@ -10,21 +10,21 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from papersift.extract.domain.ingest import (
+from papersift.extract.domain.reading.ingest import (
     BLOCK_BYTES,
     DEFAULT_CHUNK_PAPERS,
     DEFAULT_MAX_CHARS,
     IngestResult,
     merge_chunks,
 )
-from papersift.extract.domain.ingest import ingest_stream as _ingest_stream
-from papersift.extract.domain.ingest_tables import (
+from papersift.extract.domain.reading.ingest import ingest_stream as _ingest_stream
+from papersift.extract.domain.reading.ingest_tables import (
     TABLE_COLUMNS,
     BadTableRow,
     ParquetReadError,
     TableRow,
 )
-from papersift.extract.domain.records import storable
+from papersift.extract.domain.reading.records import storable
 
 PARQUET_BATCH_ROWS = 1_024
 
@@ -82,7 +82,7 @@ def ingest_stream(
     *,
     block_bytes: int = BLOCK_BYTES,
 ) -> Iterator[IngestResult]:
-    """domain.ingest.ingest_stream, Parquet files read by record batch with pyarrow."""
+    """domain.reading.ingest.ingest_stream, Parquet files read by record batch with pyarrow."""
     return _ingest_stream(paths, max_chars, chunk_papers, block_bytes=block_bytes,
                           parquet=parquet_columns_and_rows)
 

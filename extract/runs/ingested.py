@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from papersift.extract.domain.ingest import IngestProblem, IngestResult, Occurrence
+from papersift.extract.domain.reading.ingest import IngestProblem, IngestResult, Occurrence
 from papersift.extract.runs.ingest_files import ingest
 from papersift.warehouse import Warehouse
 from papersift.warehouse.reads import count_papers

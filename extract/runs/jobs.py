@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from papersift.extract.access.outcomes import Failure
-from papersift.extract.domain.ingest import IngestResult
+from papersift.extract.domain.reading.ingest import IngestResult
 from papersift.extract.runs.ingested import canonical_paths
 
 # Fewer words than this cannot name a task and quote it: not an abstract, not sent.

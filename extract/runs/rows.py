@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from papersift.extract.access.outcomes import Failure, Outcome
-from papersift.extract.domain.assemble import ASSEMBLY_VERSION, Assembled, Found
+from papersift.extract.domain.assembly.assemble import ASSEMBLY_VERSION, Assembled, Found
 from papersift.extract.domain.fields import (
     DEFAULT_FIELDS,
     GROUNDING_VERSION,
@@ -25,8 +25,8 @@ from papersift.extract.domain.fields import (
     ground,
     item_rows,
 )
-from papersift.extract.domain.grounding import Alignment, align
-from papersift.extract.domain.method_decision import decisions_json
+from papersift.extract.domain.lookup.grounding import Alignment, align
+from papersift.extract.domain.rules.method_decision import decisions_json
 from papersift.extract.runs.jobs import UNKNOWN_FAILURE, Job
 from papersift.schemas import ClaimedGain, PaperDraft, PaperExtraction
 from papersift.schemas.fields import BUILTIN_FIELDS, CUSTOM_TABLE

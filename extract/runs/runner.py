@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from papersift.extract.access.extractor import Extractor, Outcome
 from papersift.extract.access.limits import RequestGate
 from papersift.extract.domain.fields import DEFAULT_FIELDS
-from papersift.extract.domain.ingest import IngestProblem
+from papersift.extract.domain.reading.ingest import IngestProblem
 from papersift.extract.runs.echoes import without_echoed_secrets
 from papersift.extract.runs.jobs import UNKNOWN_FAILURE, Job
 from papersift.extract.runs.live import LiveDispatch

@@ -32,7 +32,7 @@ papersift.testing.sim --port 0``) for benchmarks, so that it does not share the 
 --selftest``) prints the request rate it sustains.
 
 Standard library only, beside the shared bodies and drafts of papersift.testing and the
-paper id of papersift.extract.domain.ingest (the fault log keys requests by paper).
+paper id of papersift.extract.domain.reading.ingest (the fault log keys requests by paper).
 Modules: tokens, config (settings, the fault profile, latency, token buckets), faults
 (fault kinds, the request log), answers (drafts), wire (HTTP, files, batch input), server
 (routes), endpoint (running it, the command line).

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.domain.reading.ingest import paper_id_for
 from papersift.testing.bodies import chat_completion
 from papersift.testing.drafts import ungrounded_answer
 from papersift.testing.expected import TRANSPORT_FAULTS

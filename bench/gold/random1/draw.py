@@ -34,7 +34,7 @@ import re
 import sys
 from pathlib import Path
 
-from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.domain.reading.ingest import paper_id_for
 
 REPO = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent

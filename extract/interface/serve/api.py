@@ -14,8 +14,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from papersift.extract.domain.corrected import Regrounder, review_grounder
-from papersift.extract.domain.ingest import paper_id_for
+from papersift.extract.domain.reading.ingest import paper_id_for
+from papersift.extract.domain.review.corrected import Regrounder, review_grounder
 from papersift.extract.interface.serve import review
 from papersift.extract.interface.serve.jobs import Job
 from papersift.extract.interface.serve.state import ServerState

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from papersift.extract.domain.assemble import sentence_spans
+from papersift.extract.domain.assembly.assemble import sentence_spans
 from papersift.report.render import abstract_html
 from papersift.warehouse import corrections, review_state
 from papersift.warehouse.corrections import ITEM_TYPES, Mention, editable

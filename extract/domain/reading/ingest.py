@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from papersift.errors import InputError
-from papersift.extract.domain.ingest_results import (
+from papersift.extract.domain.reading.ingest_results import (
     Chunker,
     IngestProblem,
     IngestResult,
@@ -28,7 +28,7 @@ from papersift.extract.domain.ingest_results import (
     paper_id_for,
     parse_venue_year,
 )
-from papersift.extract.domain.ingest_tables import (
+from papersift.extract.domain.reading.ingest_tables import (
     BadTableRow,
     ParquetReadError,
     TableRow,
@@ -36,7 +36,7 @@ from papersift.extract.domain.ingest_tables import (
     jsonl_rows,
     read_table,
 )
-from papersift.extract.domain.ingest_text import (
+from papersift.extract.domain.reading.ingest_text import (
     DEFAULT_MAX_CHARS,
     TITLE_MAX_CHARS,
     blocks_of,
@@ -47,7 +47,7 @@ from papersift.extract.domain.ingest_text import (
     numbered_lines,
     read_text,
 )
-from papersift.extract.domain.records import storable
+from papersift.extract.domain.reading.records import storable
 
 DEFAULT_CHUNK_PAPERS = 2_000
 BLOCK_BYTES = 1 << 20  # bytes read from a text file at a time

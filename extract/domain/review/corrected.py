@@ -7,7 +7,7 @@ it finds is stored with the edit, so the item points at the text that now holds 
 A value the abstract lacks is flagged: alignment 'none' and no offsets, never the model's
 old offsets with 'exact'.
 
-A user field's edited value is grounded by its own declaration (extract.domain.custom):
+A user field's edited value is grounded by its own declaration (extract.domain.assembly.custom):
 checked and normalised first (a choice must be one of its values), then found as the
 model's answer would be; the normalised value is stored with the grounding.
 """
@@ -17,15 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from papersift.extract.domain.assemble_spans import (
+from papersift.extract.domain.assembly.attributes import ground_phrase
+from papersift.extract.domain.assembly.custom import coerce, ground_custom
+from papersift.extract.domain.lookup.assemble_spans import (
     evidence_window,
     find_name,
     sentence_of,
     sentence_spans,
 )
-from papersift.extract.domain.attributes import ground_phrase
-from papersift.extract.domain.custom import coerce, ground_custom
-from papersift.extract.domain.grounding import align
+from papersift.extract.domain.lookup.grounding import align
 from papersift.schemas.fields import CustomField
 
 NAMED = ("task", "method", "benchmark")

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from papersift.extract.domain.ingest_results import Chunker, Occurrence
-from papersift.extract.domain.records import (
+from papersift.extract.domain.reading.ingest_results import Chunker, Occurrence
+from papersift.extract.domain.reading.records import (
     LINK_KEYS,
     optional_text,
     optional_year,

@@ -19,8 +19,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from papersift.errors import PapersiftError
-from papersift.extract.domain.evaluate_fields import ExtraGold, ExtraGoldError, read_extra_gold
-from papersift.extract.domain.grounding import normalize
+from papersift.extract.domain.evaluation.evaluate_fields import (
+    ExtraGold,
+    ExtraGoldError,
+    read_extra_gold,
+)
+from papersift.extract.domain.lookup.grounding import normalize
 
 GOLD_FORMAT = "papersift-gold/1"
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from papersift.extract.domain.assemble_spans import name_key
-from papersift.extract.domain.context_rules import a_kind_of_benchmarks
+from papersift.extract.domain.lookup.assemble_spans import name_key
+from papersift.extract.domain.rules.context_rules import a_kind_of_benchmarks
 
 # One proper name: starts with a capital or digit and has a capital beyond its first
 # letter or a digit ('KuaiRand', 'CIFAR-10', 'nuScenes' is caught by the inner capital),

@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from papersift.extract.domain.grounding import AlignmentStatus, align, normalize
-from papersift.extract.domain.wholeword import whole_word
+from papersift.extract.domain.lookup.grounding import AlignmentStatus, align, normalize
+from papersift.extract.domain.lookup.wholeword import whole_word
 from papersift.schemas.paper import MAX_EVIDENCE_CHARS
 
 MIN_EVIDENCE_CHARS = 3

@@ -2,7 +2,7 @@
 scores split by source, the papers that changed between two runs, and how a run's gain
 attributes (metric, baseline, dataset) were grounded.
 
-Matching is the evaluation's own (extract.domain.evaluate): the same keys, the same
+Matching is the evaluation's own (extract.domain.evaluation.evaluate): the same keys, the same
 one-to-one pairing, so the errors listed here add up to its counts. The stored rows come
 through runs.evaluation.
 """
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from papersift.extract.domain.evaluate import PredictedPaper, score
-from papersift.extract.domain.evaluate_gold import (
+from papersift.extract.domain.evaluation.evaluate import PredictedPaper, score
+from papersift.extract.domain.evaluation.evaluate_gold import (
     Gold,
     GoldPaper,
     match_one_to_one,

@@ -7,7 +7,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from papersift.extract.domain.records import text_problem
+from papersift.extract.domain.reading.records import text_problem
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from papersift.extract.domain.assemble import assemble, result_numbers
-from papersift.extract.domain.custom import ground_custom
+from papersift.extract.domain.assembly.assemble import assemble, result_numbers
+from papersift.extract.domain.assembly.custom import ground_custom
 from papersift.schemas import PaperDraft
 from papersift.schemas.fields import CustomField
 from papersift.schemas.numbers import numbers_in, value_matches

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from papersift.extract.domain.evaluate_fields import score_extra
-from papersift.extract.domain.evaluate_gold import (
+from papersift.extract.domain.evaluation.evaluate_fields import score_extra
+from papersift.extract.domain.evaluation.evaluate_gold import (
     Counts,
     Gold,
     GoldError,

@@ -1,6 +1,6 @@
 """Grounding a user-defined field's values with the built-in strategies.
 
-name     looked up as written (extract.domain.assemble_spans.find_name); not found: rejected
+name     looked up as written (extract.domain.lookup.assemble_spans.find_name); not found: rejected
 number   a number the abstract states, with the unit written next to it; else rejected
 phrase   as a task phrase: found, or the sentence sharing most of its words (flagged)
 flag     true/false; true is evidenced by the first sentence holding one of its cue words
@@ -23,16 +23,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from papersift.extract.domain.assemble_gains import unit_at
-from papersift.extract.domain.assemble_names import ground_tasks
-from papersift.extract.domain.assemble_spans import (
+from papersift.extract.domain.assembly.assemble_gains import unit_at
+from papersift.extract.domain.assembly.assemble_names import ground_tasks
+from papersift.extract.domain.lookup.assemble_spans import (
     Found,
     evidence_window,
     find_name,
     sentence_of,
     sentence_spans,
 )
-from papersift.extract.domain.wholeword import whole_word
+from papersift.extract.domain.lookup.wholeword import whole_word
 from papersift.schemas import PaperDraft
 from papersift.schemas.fields import GENERIC_CHOICES, CustomField
 from papersift.schemas.numbers import number_spans, numbers_in

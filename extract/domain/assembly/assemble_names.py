@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from papersift.extract.domain.assemble_spans import (
+from papersift.extract.domain.lookup.assemble_spans import (
     Found,
     content_words,
     evidence_window,
@@ -14,7 +14,7 @@ from papersift.extract.domain.assemble_spans import (
     name_key,
     sentence_of,
 )
-from papersift.extract.domain.name_rules import (
+from papersift.extract.domain.rules.name_rules import (
     refused_benchmark,
 )
 from papersift.schemas import Benchmark, DraftBenchmark, PaperDraft, Task

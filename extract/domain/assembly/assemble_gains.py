@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import re
 
-from papersift.extract.domain.assemble_spans import (
+from papersift.extract.domain.assembly.attributes import GainAttributes, ground_gain_attributes
+from papersift.extract.domain.lookup.assemble_spans import (
     Found,
     content_words,
     evidence_window,
     sentence_of,
 )
-from papersift.extract.domain.attributes import GainAttributes, ground_gain_attributes
-from papersift.extract.domain.context_rules import background_end
+from papersift.extract.domain.rules.context_rules import background_end
 from papersift.schemas import ClaimedGain, DraftGain, PaperDraft
 from papersift.schemas.numbers import number_spans, numbers_in
 
@@ -75,7 +75,7 @@ def ground_gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
                                          list[GainAttributes]]:
     """Gains at the numbers the abstract states; a range ('8–17%') is one gain, stored
     at its low end with the unit written after its high end. Metric, baseline and
-    dataset are grounded too (extract.domain.attributes)."""
+    dataset are grounded too (extract.domain.assembly.attributes)."""
     gains: list[ClaimedGain] = []
     attributes: list[GainAttributes] = []
     found: list[Found | None] = []

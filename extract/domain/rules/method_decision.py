@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from papersift.extract.domain.name_rules import METHOD_RULES
+from papersift.extract.domain.rules.name_rules import METHOD_RULES
 
 WEIGHTS_FILE = Path(__file__).with_name("method_decision.json")
 

@@ -21,33 +21,34 @@ from typing import TypeVar
 
 import annotated_types
 
-from papersift.extract.domain.assemble_gains import (
+from papersift.extract.domain.assembly.assemble_gains import (
     ground_gains,
     is_condition,
     not_a_result,
     result_numbers,
     unit_at,
 )
-from papersift.extract.domain.assemble_methods import ground_methods
-from papersift.extract.domain.assemble_names import (
+from papersift.extract.domain.assembly.assemble_methods import ground_methods
+from papersift.extract.domain.assembly.assemble_names import (
     BENCHMARK_NAME,
     ground_benchmarks,
     ground_tasks,
 )
-from papersift.extract.domain.assemble_spans import (
+from papersift.extract.domain.assembly.attributes import GainAttributes
+from papersift.extract.domain.lookup.assemble_spans import (
     Found,
     find_name,
     name_key,
     sentence_of,
     sentence_spans,
 )
-from papersift.extract.domain.attributes import GainAttributes
-from papersift.extract.domain.benchmark_candidates import missed_benchmarks
-from papersift.extract.domain.context_rules import background_end, resources_in_apposition
-from papersift.extract.domain.gain_candidates import missed_results
-from papersift.extract.domain.grounding import Alignment
-from papersift.extract.domain.method_decision import Decision, Weights, load_weights
-from papersift.extract.domain.name_rules import (
+from papersift.extract.domain.lookup.grounding import Alignment
+from papersift.extract.domain.lookup.wholeword import whole_word
+from papersift.extract.domain.rules.benchmark_candidates import missed_benchmarks
+from papersift.extract.domain.rules.context_rules import background_end, resources_in_apposition
+from papersift.extract.domain.rules.gain_candidates import missed_results
+from papersift.extract.domain.rules.method_decision import Decision, Weights, load_weights
+from papersift.extract.domain.rules.name_rules import (
     called_a_tool,
     coined_proposals,
     named_as_method,
@@ -55,7 +56,6 @@ from papersift.extract.domain.name_rules import (
     strictly_proposed,
     title_name,
 )
-from papersift.extract.domain.wholeword import whole_word
 from papersift.schemas import (
     Benchmark,
     ClaimedGain,

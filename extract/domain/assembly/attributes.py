@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from papersift.extract.domain.grounding import AlignmentStatus, normalize
-from papersift.extract.domain.wholeword import whole_word
+from papersift.extract.domain.lookup.grounding import AlignmentStatus, normalize
+from papersift.extract.domain.lookup.wholeword import whole_word
 
 _WORD = re.compile(r"[a-z0-9]+")
 _FILLER = frozenset({

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from papersift.extract.domain.assemble_spans import (
+from papersift.extract.domain.lookup.assemble_spans import (
     Found,
     evidence_window,
     find_name,
@@ -18,8 +18,9 @@ from papersift.extract.domain.assemble_spans import (
     parenthetical_after,
     sentence_of,
 )
-from papersift.extract.domain.context_rules import background_end
-from papersift.extract.domain.method_candidates import (
+from papersift.extract.domain.lookup.wholeword import whole_word
+from papersift.extract.domain.rules.context_rules import background_end
+from papersift.extract.domain.rules.method_candidates import (
     defined_in_proposals,
     listed_as_part,
     part_of_another,
@@ -28,13 +29,12 @@ from papersift.extract.domain.method_candidates import (
     spelled_out,
     variants_of_own,
 )
-from papersift.extract.domain.method_decision import Decision, Weights, decide, load_weights
-from papersift.extract.domain.name_rules import (
+from papersift.extract.domain.rules.method_decision import Decision, Weights, decide, load_weights
+from papersift.extract.domain.rules.name_rules import (
     coined_proposals,
     method_rule_hits,
     named_as_resource,
 )
-from papersift.extract.domain.wholeword import whole_word
 from papersift.schemas import Method, PaperDraft
 
 # A name with a parenthesis at its end: 'X (ACR)'.

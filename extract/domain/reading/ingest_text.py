@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from papersift.extract.domain.ingest_results import Chunker, Occurrence, parse_venue_year
+from papersift.extract.domain.reading.ingest_results import Chunker, Occurrence, parse_venue_year
 
 TITLE_MAX_CHARS = 200
 DEFAULT_MAX_CHARS = 12_000  # longer abstracts are recorded as failures, not sent

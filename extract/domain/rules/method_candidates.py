@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from papersift.extract.domain.assemble_spans import looks_like_acronym, name_key, sentence_of
-from papersift.extract.domain.established import established_method, known_metric
-from papersift.extract.domain.name_rules import baseline_before, strictly_proposed
-from papersift.extract.domain.wholeword import whole_word
+from papersift.extract.domain.lookup.assemble_spans import looks_like_acronym, name_key, sentence_of
+from papersift.extract.domain.lookup.wholeword import whole_word
+from papersift.extract.domain.rules.established import established_method, known_metric
+from papersift.extract.domain.rules.name_rules import baseline_before, strictly_proposed
 from papersift.schemas import Method
 
 _PROPOSAL = re.compile(

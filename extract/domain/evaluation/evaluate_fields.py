@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from papersift.errors import PapersiftError
-from papersift.extract.domain.grounding import normalize
+from papersift.extract.domain.lookup.grounding import normalize
 from papersift.schemas.fields import builtin
 
 ARTIFACTS = builtin("artifacts")

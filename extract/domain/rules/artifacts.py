@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from papersift.extract.domain.assemble_spans import evidence_window, sentence_spans
+from papersift.extract.domain.lookup.assemble_spans import evidence_window, sentence_spans
 
 # Bump when detection changes what it finds for the same abstract (part of extraction ids).
 DETECTION_VERSION = "artifacts/1"

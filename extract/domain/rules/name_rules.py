@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from papersift.extract.domain.assemble_spans import looks_like_acronym
-from papersift.extract.domain.context_rules import (
+from papersift.extract.domain.lookup.assemble_spans import looks_like_acronym
+from papersift.extract.domain.rules.context_rules import (
     a_kind_of_benchmarks,
     a_size,
     called_a_resource_directly,
@@ -24,7 +24,7 @@ from papersift.extract.domain.context_rules import (
     names_a_setting,
     trained_by_the_paper,
 )
-from papersift.extract.domain.established import (
+from papersift.extract.domain.rules.established import (
     established_method,
     known_metric,
     never_a_benchmark,

@@ -1,0 +1,1 @@
+"""Scoring stored extractions against gold: gold files, matching, field scores, errors."""
