@@ -52,7 +52,7 @@ install-soffice:  ## Debian's libreoffice-calc for the xlsx workbook test (apt)
 	bash .ci/install-soffice
 
 lint: install  ## ruff
-	$(BIN)/ruff check papersift extract schemas prompts warehouse report testing tests bench
+	$(BIN)/ruff check papersift extract schemas prompts warehouse report testing tests bench tools
 
 typecheck: install  ## mypy --strict on the packages
 	$(BIN)/mypy
