@@ -16,6 +16,9 @@ from papersift.errors import PapersiftError
 
 INTERNAL = {"papersift.extract.access.transport.RetryableStatusError",
             "papersift.extract.runs.rowbuild.WorkerGoneError",  # caught where raised
+            # an ask loop's end and an oversized body become the paper's failure row
+            "papersift.extract.access.extractor.AskFailedError",
+            "papersift.extract.access.transport.AnswerTooLargeError",
             "papersift.extract.domain.reading.ingest_tables.ParquetReadError"}  # caught by ingest
 
 

@@ -30,11 +30,11 @@ def failure_reason(error: openai.APIError) -> str:
 class BatchApiError(PapersiftError):
     """The provider refused or did not answer a files or batches request."""
 
-    def __init__(self, error: openai.APIError) -> None:
+    def __init__(self, error: openai.APIError | str) -> None:
         super().__init__(str(error))
-        self.reason = failure_reason(error)
+        self.reason = failure_reason(error) if isinstance(error, openai.APIError) else "error"
         self.status_code: int | None = getattr(error, "status_code", None)
-        self.message = error.message
+        self.message = error.message if isinstance(error, openai.APIError) else error
 
 
 class BatchApi:
