@@ -175,9 +175,19 @@ def test_default_threads_leave_one_cpu_free(
     monkeypatch.setattr(local_server, "available_cpu_count", lambda: cpus)
     assert local_server.default_thread_count() == threads
     assert LocalServer(model_file).n_threads == threads
-    # prompt evaluation takes the generation count unless --prompt-threads says (issue 29)
+    # on a loaded machine prompt evaluation takes the generation count (issue 29)
+    monkeypatch.setattr(local_server, "machine_load", lambda: 1.5)
     flags = LocalServer(model_file).server_args(8080)
     assert flags[flags.index("--n_threads_batch") + 1] == str(threads)
+    # on an idle one, every CPU
+    monkeypatch.setattr(local_server, "machine_load", lambda: 0.1)
+    idle = LocalServer(model_file)
+    assert idle.server_args(8080)[idle.server_args(8080).index("--n_threads_batch") + 1] == \
+        str(cpus)
+    assert idle.n_threads == threads
+    assert "idle as it started (load 0.10)" in idle.threads_note() or cpus == threads
+    monkeypatch.setattr(local_server, "machine_load", lambda: None)  # no load average
+    assert LocalServer(model_file).n_threads_batch == threads
     flags = LocalServer(model_file, n_threads=1, n_threads_batch=cpus).server_args(8080)
     assert flags[flags.index("--n_threads") + 1] == "1"
     assert flags[flags.index("--n_threads_batch") + 1] == str(cpus)

@@ -172,6 +172,33 @@ def default_thread_count() -> int:
     return max(available_cpu_count() - 1, 1)
 
 
+# A 1-minute load average under this (in busy CPUs) counts as an idle machine.
+IDLE_LOAD = 0.75
+
+
+def machine_load() -> float | None:
+    """The 1-minute load average (None where the platform has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def default_prompt_thread_count(generation_threads: int, load: float | None) -> int:
+    """Threads for prompt evaluation: every available CPU when the machine is idle as the
+    server starts, else as many as for generation.
+
+    Prompt evaluation is compute-bound and pays for more threads; on an idle 2-CPU VM,
+    2 for the prompt and 1 for generation took a median 6.7 s per abstract against 8.4 s
+    with 1 and 1 (12 random NeurIPS 2025 abstracts, the same answers; prompt evaluation
+    60 -> 113 tokens/s). With another busy process the extra thread stalls the others
+    (8 abstracts: 199 s against 115 s), so a loaded machine keeps the generation count.
+    """
+    if load is None or load >= IDLE_LOAD:
+        return generation_threads
+    return max(available_cpu_count(), generation_threads)
+
+
 def server_environment(base: dict[str, str] | None = None) -> dict[str, str]:
     """A copy of the environment without variables that llama_cpp.server would obey."""
     source = dict(os.environ) if base is None else dict(base)
@@ -227,12 +254,12 @@ class LocalServer:
         self.model_path = Path(model_path)
         self.n_ctx = n_ctx
         self.n_threads = n_threads if n_threads is not None else default_thread_count()
-        # Prompt evaluation may take more threads than generation (--prompt-threads): on an
-        # idle 2-CPU VM, 2 for the prompt and 1 for generation gave the same answers in 22%
-        # less time (16 random real abstracts, median 9.7 -> 7.5 s); with one other busy
-        # process it took 1.7x as long as 1 and 1 (8 abstracts, 199 s vs 115 s), so the
-        # default stays the generation count.
-        self.n_threads_batch = n_threads_batch if n_threads_batch is not None else self.n_threads
+        # Prompt evaluation may take more threads than generation (--prompt-threads); by
+        # default all CPUs when the machine is idle as the server starts (see
+        # default_prompt_thread_count), and why is kept for the run's messages.
+        self.load_at_start = machine_load()
+        self.n_threads_batch = n_threads_batch if n_threads_batch is not None else (
+            default_prompt_thread_count(self.n_threads, self.load_at_start))
         self.chat_format = chat_format
         self.startup_timeout = startup_timeout
         self.log_path = log_path
@@ -248,6 +275,15 @@ class LocalServer:
         self.died: LocalServerError | None = None
 
     # -- command line -------------------------------------------------------------
+
+    def threads_note(self) -> str:
+        """How many threads the server uses, and why, in one line."""
+        load = "unknown" if self.load_at_start is None else f"{self.load_at_start:.2f}"
+        idle = self.n_threads_batch > self.n_threads
+        why = (f"the machine was idle as it started (load {load})" if idle else
+               f"load {load} at start" if self.load_at_start is not None else "")
+        return (f"llama.cpp threads: {self.n_threads} for generation, {self.n_threads_batch} "
+                f"for prompts" + (f" ({why})" if why else ""))
 
     def server_target(self) -> str:
         """The module (or script path) the child runs; tests substitute a fake."""
