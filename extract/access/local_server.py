@@ -172,12 +172,32 @@ def default_thread_count() -> int:
     return max(available_cpu_count() - 1, 1)
 
 
-# A 1-minute load average under this (in busy CPUs) counts as an idle machine.
-IDLE_LOAD = 0.75
+# Busy CPUs (other processes' work, measured as the server starts) under this count as an
+# idle machine.
+IDLE_LOAD = 0.5
 
 
-def machine_load() -> float | None:
-    """The 1-minute load average (None where the platform has none)."""
+def _cpu_times() -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs since boot, from /proc/stat (Linux)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def machine_load(window_s: float = 0.5) -> float | None:
+    """How many CPUs are busy right now: measured over ``window_s`` from /proc/stat, or
+    the 1-minute load average where there is none (None where neither exists). The load
+    average lags by a minute: a command that just finished still counts as busy."""
+    first = _cpu_times()
+    if first is not None:
+        time.sleep(window_s)
+        second = _cpu_times()
+        if second is not None and second[1] > first[1]:
+            return (second[0] - first[0]) / (second[1] - first[1]) * available_cpu_count()
     try:
         return os.getloadavg()[0]
     except (AttributeError, OSError):
@@ -186,7 +206,7 @@ def machine_load() -> float | None:
 
 def default_prompt_thread_count(generation_threads: int, load: float | None) -> int:
     """Threads for prompt evaluation: every available CPU when the machine is idle as the
-    server starts, else as many as for generation.
+    server starts (fewer than IDLE_LOAD CPUs busy), else as many as for generation.
 
     Prompt evaluation is compute-bound and pays for more threads; on an idle 2-CPU VM,
     2 for the prompt and 1 for generation took a median 6.7 s per abstract against 8.4 s

@@ -151,7 +151,7 @@ RUN_OPTIONS: tuple[Option, ...] = (
            type=click.IntRange(min=1), providers=LOCAL),
     Option("--prompt-threads", "endpoint.prompt_threads",
            "llama.cpp threads for prompt evaluation [default: every CPU when the "
-           "machine is idle as the server starts (1-minute load under 0.75), else "
+           "machine is idle as the server starts (under half a CPU busy), else "
            "--threads]; idle, 2 of 2 CPUs took 6.7 s per abstract against 8.4 s.",
            type=click.IntRange(min=1), providers=LOCAL),
     Option("--lean", "endpoint.lean",
