@@ -415,3 +415,38 @@ def test_prompt_threads_reach_the_server_plan() -> None:
 
     plan = plan_endpoint(EndpointOptions(provider="local", threads=1, prompt_threads=2))
     assert (plan.threads, plan.prompt_threads) == (1, 2)
+
+
+def test_a_run_says_how_many_threads_the_local_server_took_and_why(
+        fake_script: Path, model_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan records the server's threads note, and the run summary prints it with the
+    run's completion tokens per second (issue 29: a slow run says why)."""
+    from click.testing import CliRunner
+
+    from papersift.extract.access.endpoints import EndpointPlan
+    from papersift.extract.access.llm import Endpoint
+    from papersift.extract.interface.cli_common import print_summary
+    from papersift.extract.runs.runner import RunSummary
+
+    monkeypatch.setattr(local_server.LocalServer, "server_target", lambda self: str(fake_script))
+    monkeypatch.setattr(local_server, "machine_load", lambda: 1.25)
+    plan = EndpointPlan(Endpoint(base_url="", model="fake-model"), local_model=model_file)
+    with plan.open() as live:
+        assert live.base_url.startswith("http://127.0.0.1:")
+    threads = local_server.default_thread_count()
+    assert plan.notes == [f"llama.cpp threads: {threads} for generation, {threads} for "
+                          "prompts (load 1.25 at start)"]
+    summary = RunSummary(run_id="run_x", n_abstracts=1, n_extracted=1, completion_tokens=120,
+                         seconds=10.0, status="finished", notes=plan.notes)
+    shown = CliRunner().invoke(_print(print_summary, summary))
+    assert "12.0 completion tokens/s over the run" in shown.output
+    assert "(load 1.25 at start)" in shown.output
+
+
+def _print(function: Any, summary: Any) -> Any:
+    import click
+
+    @click.command()
+    def command() -> None:
+        function(summary, Path("w.duckdb"))
+    return command

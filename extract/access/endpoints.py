@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from papersift.errors import PapersiftError
@@ -141,6 +141,7 @@ class EndpointPlan:
     server_log: Path | None = None
     threads: int | None = None
     prompt_threads: int | None = None
+    notes: list[str] = field(default_factory=list, compare=False)  # what the run should say
 
     @contextmanager
     def open(self) -> Iterator[Endpoint]:
@@ -160,6 +161,7 @@ class EndpointPlan:
             n_threads=self.threads,
             n_threads_batch=self.prompt_threads,
         )
+        self.notes.append(server.threads_note())
         with server:
             yield replace(self.endpoint, base_url=server.base_url)
 

@@ -181,7 +181,9 @@ def _extract_jobs(
         dispatch = None if settings.batch is None else BatchDispatch(
             warehouse, settings.batch, on_poll=on_poll, only_batch=only_batch)
         runner = Runner(warehouse, keys_only, dispatch=dispatch, **common)
-        return runner.run_chunks(jobs(runner), open_live)
+        summary = runner.run_chunks(jobs(runner), open_live)
+        summary.notes.extend(plan.notes)  # e.g. the local server's threads, and why
+        return summary
     finally:
         keys_only.close()
 

@@ -198,6 +198,11 @@ def print_summary(summary: RunSummary, db: Path) -> None:
     if summary.n_cache_invalid:
         extras.append(f"{summary.n_cache_invalid} cached answer(s) no longer valid, asked again")
     click.echo("  " + " · ".join(extras))
+    if summary.completion_tokens and summary.seconds:
+        rate = summary.completion_tokens / summary.seconds
+        click.echo(f"  {rate:.1f} completion tokens/s over the run")
+    for note in summary.notes:
+        click.echo(f"  {note}")
     for paper_id, reason, detail in summary.failures[:10]:
         click.echo(f"  failed {paper_id[:19]}… {reason}: {detail[:160]}")
     if len(summary.failures) > 10:

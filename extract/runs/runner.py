@@ -68,6 +68,7 @@ class RunSummary:
     status: str = "running"
     failures: list[tuple[str, str, str]] = field(default_factory=list)  # paper, reason, detail
     input_problems: list[IngestProblem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # one line each, printed after the summary
 
     @property
     def done(self) -> int:
