@@ -74,3 +74,40 @@ def test_a_sample_is_seeded_stable_and_grows_without_paying_twice(tmp_path: Path
     _, second = run_inputs([str(CORPUS)], RunSettings(db=db, sample=25, sample_seed=7),
                            transport=model.transport(), endpoint=ENDPOINT)
     assert (second.n_cached, second.n_extracted, model.requests) == (10, 15, 25)
+
+
+def test_a_new_benchmark_that_other_papers_name_is_listed_as_doubtful(tmp_path: Path) -> None:
+    """Conference-wide evidence (issue 26): a benchmark one paper is said to introduce,
+    which two other abstracts of the warehouse also name, is listed by the saved query
+    doubtful_new_benchmarks; one nobody else names is not. A hand-written fake endpoint
+    gives every paper the same draft (ScriptedServer)."""
+    from click.testing import CliRunner
+
+    from papersift.extract.interface.cli import cli
+    from papersift.testing.mock import ScriptedServer, ok
+
+    abstracts = [
+        "We introduce OrbitSet, a new benchmark of satellite orbits, and FreshBench, a new "
+        "suite for orbit forecasting with twelve tasks for learned predictors.",
+        "We study orbit forecasting with graph networks and evaluate them on OrbitSet, where "
+        "our predictor lowers the error of strong baselines by a wide margin.",
+        "Results on OrbitSet show that physics priors help small models forecast orbits "
+        "better than large models trained without them, across all horizons.",
+    ]
+    corpus = tmp_path / "orbits.txt"
+    corpus.write_text("Orbit Papers\n\n" + "\n\n".join(abstracts) + "\n", encoding="utf-8")
+    draft = {"tasks": ["orbit forecasting"], "methods": [],
+             "benchmarks": [{"name": "OrbitSet", "new": True},
+                            {"name": "FreshBench", "new": True}],
+             "gains": [], "types": ["benchmark"]}
+    db = tmp_path / "w.duckdb"
+    server = ScriptedServer([ok(draft) for _ in abstracts])
+    run_inputs([str(corpus)], RunSettings(db=db, use_cache=False),
+               transport=server.transport(), endpoint=ENDPOINT)
+    introduced = stored_rows(db, "SELECT name FROM benchmarks WHERE introduced ORDER BY name")
+    assert introduced == [("FreshBench",), ("OrbitSet",)]  # only the first paper's cue counts
+    shown = CliRunner().invoke(cli, ["query", "doubtful_new_benchmarks", "--db", str(db),
+                                     "--format", "csv"])
+    assert shown.exit_code == 0, shown.output
+    rows = list(csv.DictReader(shown.output.splitlines()))
+    assert [(r["benchmark"], r["other_papers"]) for r in rows] == [("OrbitSet", "2")]
