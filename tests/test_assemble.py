@@ -231,3 +231,17 @@ def test_an_acronym_after_closing_markup_is_still_an_alias() -> None:
     assembled = assemble(_draft(methods=["Nested Causal Thompson Sampling"]), text)
     (method,) = assembled.extraction.methods
     assert method.aliases == ["NCTS"]
+
+
+def test_what_a_new_dataset_is_built_from_is_not_introduced() -> None:
+    """A creation verb in the sentence keeps the model's 'new' flag only for what is
+    created, not for the datasets it is built from (bundled corpus: 'annotations from
+    dense captions in YouCook2 and ActivityNet', 'scene graphs over nuScenes')."""
+    text = ("We create a benchmark of 21.6K videos by generating annotations from dense "
+            "captions in TileCook and RoofNet. We also construct causal graphs over "
+            "OrbitScenes. Finally, we release GraphSuite, which we collected ourselves.")
+    got = assemble(_draft(benchmarks=[{"name": n, "new": True} for n in
+                                      ("TileCook", "RoofNet", "OrbitScenes", "GraphSuite")]),
+                   text).extraction.benchmarks
+    assert {b.name: b.introduced for b in got} == {
+        "TileCook": False, "RoofNet": False, "OrbitScenes": False, "GraphSuite": True}

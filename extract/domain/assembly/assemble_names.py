@@ -139,8 +139,28 @@ def _introduced(item: DraftBenchmark, text: str, sentence: tuple[int, int], star
     new X', 'X, a new benchmark') says so even when the model missed it; otherwise the
     model's flag is kept only when the sentence uses a creation verb."""
     before = _CUE_BEFORE.search(text[sentence[0]:start])
-    if before and " and " not in before.group(2):
+    source = built_from(text, sentence[0], start)
+    if before and " and " not in before.group(2) and not source:
         return True
     if _CUE_AFTER.search(text[end:sentence[1]]):
         return True
-    return item.new and bool(_CREATION_VERB.search(text[sentence[0]:sentence[1]]))
+    return item.new and bool(_CREATION_VERB.search(text[sentence[0]:sentence[1]])) \
+        and not source
+
+
+# Words that make the name after them a source of what the paper creates, not the
+# creation: 'graphs over nuScenes', 'annotations from captions in YouCook2 and ActivityNet'.
+_SOURCE_WORDS = frozenset({"from", "over", "in", "on", "of", "using", "upon", "atop",
+                           "extending", "extends", "extend", "existing", "public"})
+_LISTED = frozenset({"and", "or", ",", "the", "as", "well"})
+
+
+def built_from(text: str, sentence_start: int, start: int) -> bool:
+    """Whether the words right before a name (past other names of the same list) make it
+    what the paper builds on rather than what it creates."""
+    words = re.findall(r"[\w-]+|,", text[max(sentence_start, start - 80):start])
+    for word in reversed(words):
+        if word.lower() in _LISTED or word[:1].isupper() or word[:1].isdigit():
+            continue
+        return word.lower() in _SOURCE_WORDS
+    return False
