@@ -112,3 +112,17 @@ def test_a_name_set_off_after_a_new_dataset_is_that_dataset() -> None:
 def test_a_method_after_another_named_benchmark_stays_a_method() -> None:
     text = "On our new ContractQA benchmark, SpanSearch improves recall over BM25."
     assert _methods(text, ["SpanSearch"]) == ["SpanSearch"]
+
+
+def test_a_plural_acronym_is_a_class_of_things_not_a_benchmark() -> None:
+    """'domain-grounded SCMs generate interpretable datasets' (bundled corpus): a plural
+    acronym names a kind of model, not one benchmark."""
+    from papersift.extract.domain.rules.name_rules import refused_benchmark
+
+    text = "In our environment, domain-grounded SCMs generate interpretable datasets."
+    start = text.index("SCMs")
+    reason = refused_benchmark(text, (start, start + 4), start, start + 4)
+    assert reason is not None and "plural acronym" in reason
+    text = "We evaluate on MMLU and report accuracy."
+    start = text.index("MMLU")
+    assert refused_benchmark(text, (start, start + 4), start, start + 4) is None

@@ -373,6 +373,8 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
         return "a kind of benchmark ('diverse X benchmarks'), not a name"
     if a_size(mention):
         return "a size or count ('a 34.8-hour dataset'), not a name"
+    if _PLURAL_ACRONYM.match(mention.strip("*_ ")):
+        return "a class of things (a plural acronym: 'SCMs'), not a named benchmark"
     if lowercase_term_acronym(text, mention.strip("*_ ")):
         return "the acronym of a lowercase term (a task or field), not a benchmark"
     if established_method(mention.strip("*_ ")) or known_metric(mention.strip("*_ ")):
