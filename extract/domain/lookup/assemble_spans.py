@@ -184,23 +184,9 @@ _QUANTITY = re.compile(r"^[\d.,]+\s*[KMBkmb%]?$")
 def find_named(kind: str, name: str, text: str, rejected: list[str]) -> tuple[
         AlignmentStatus, int, int] | None:
     """Where a proper name sits in the abstract, trimmed of descriptive words; a name not
-    found, or a description, is noted in ``rejected``."""
-    spot = find_name(name, text)
-    if spot is None:
-        rejected.append(f"{kind} {name!r}: not in the abstract")
-        return None
-    status, start, end = spot
-    if not _is_named(text, start, end, strict=kind == "method"):
-        rejected.append(f"{kind} {name!r}: a description, not a name")
-        return None
-    start, end = _trim_description(text, start, end)
-    footnote = _FOOTNOTE_TAIL.search(text[start:end])
-    if footnote and footnote.start() > 0:  # 'LTNER<sup>1</sup>': the page's footnote marker
-        end = start + footnote.start()
-    if _QUANTITY.match(text[start:end]):
-        rejected.append(f"{kind} {name!r}: a quantity, not a name")
-        return None
-    return status, start, end
+    found, a description or a quantity is noted in ``rejected``."""
+    found = _locate(kind, name, text, rejected, refuse_descriptions=True)
+    return None if found is None else found[:3]
 
 
 def how_it_reads(text: str, start: int, end: int) -> str:
@@ -213,24 +199,33 @@ def how_it_reads(text: str, start: int, end: int) -> str:
 
 def locate_method(name: str, text: str, rejected: list[str]) -> tuple[
         AlignmentStatus, int, int, str] | None:
-    """Where a drafted method name sits in the abstract, and how it reads there: 'named'
-    (a capital beyond its first letter, a digit or markup), 'one_word' (one capitalised
-    word: 'Kraken', but also 'Transformers') or 'description' (plain words). Unlike
-    find_named, only a name the abstract lacks or a quantity is refused here: how it reads
-    is left to the calibrated decision (method_decision.py)."""
+    """Where a drafted method name sits in the abstract, and how it reads there (see
+    how_it_reads). Unlike find_named, only a name the abstract lacks or a quantity is
+    refused here: how it reads is left to the calibrated decision (method_decision.py)."""
+    return _locate("method", name, text, rejected, refuse_descriptions=False)
+
+
+def _locate(kind: str, name: str, text: str, rejected: list[str], *,
+            refuse_descriptions: bool) -> tuple[AlignmentStatus, int, int, str] | None:
+    """A name's first mention, trimmed of descriptive words unless it is a description,
+    and how it reads; a name not found, a quantity and (when asked) a description are
+    noted in ``rejected``."""
     spot = find_name(name, text)
     if spot is None:
-        rejected.append(f"method {name!r}: not in the abstract")
+        rejected.append(f"{kind} {name!r}: not in the abstract")
         return None
     status, start, end = spot
     reads = how_it_reads(text, start, end)
+    if reads == "description" and refuse_descriptions:
+        rejected.append(f"{kind} {name!r}: a description, not a name")
+        return None
     if reads != "description":
         start, end = _trim_description(text, start, end)
     footnote = _FOOTNOTE_TAIL.search(text[start:end])
-    if footnote and footnote.start() > 0:
+    if footnote and footnote.start() > 0:  # 'LTNER<sup>1</sup>': the page's footnote marker
         end = start + footnote.start()
     if _QUANTITY.match(text[start:end]):
-        rejected.append(f"method {name!r}: a quantity, not a name")
+        rejected.append(f"{kind} {name!r}: a quantity, not a name")
         return None
     return status, start, end, reads
 
