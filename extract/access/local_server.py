@@ -276,8 +276,9 @@ class LocalServer:
         self.n_threads = n_threads if n_threads is not None else default_thread_count()
         # Prompt evaluation may take more threads than generation (--prompt-threads); by
         # default all CPUs when the machine is idle as the server starts (see
-        # default_prompt_thread_count), and why is kept for the run's messages.
-        self.load_at_start = machine_load()
+        # default_prompt_thread_count), and why is kept for the run's messages. The load is
+        # measured (half a second) only when that choice is left to papersift.
+        self.load_at_start = machine_load() if n_threads_batch is None else None
         self.n_threads_batch = n_threads_batch if n_threads_batch is not None else (
             default_prompt_thread_count(self.n_threads, self.load_at_start))
         self.chat_format = chat_format
@@ -298,10 +299,10 @@ class LocalServer:
 
     def threads_note(self) -> str:
         """How many threads the server uses, and why, in one line."""
-        load = "unknown" if self.load_at_start is None else f"{self.load_at_start:.2f}"
-        idle = self.n_threads_batch > self.n_threads
-        why = (f"the machine was idle as it started (load {load})" if idle else
-               f"load {load} at start" if self.load_at_start is not None else "")
+        load = self.load_at_start
+        why = ("" if load is None else  # set by --prompt-threads, or no load to read
+               f"the machine was idle as it started (load {load:.2f})"
+               if self.n_threads_batch > self.n_threads else f"load {load:.2f} at start")
         return (f"llama.cpp threads: {self.n_threads} for generation, {self.n_threads_batch} "
                 f"for prompts" + (f" ({why})" if why else ""))
 
