@@ -192,17 +192,16 @@ def train(names: tuple[str, ...], min_precision: float, flag_precision: float,
           found: list[Example], gold_counts: dict[str, int],
           rule_weight: float = PRIOR_RULE_WEIGHT) -> tuple[Weights, dict[str, Any]]:
     gold_total = sum(gold_counts.values())
-    best: tuple[float, float] | None = None
+    labels = np.array([e.right for e in found], dtype=float)
+    best: tuple[float, float, np.ndarray] | None = None
     for strength in (0.1, 0.3, 1.0, 3.0, 10.0):
         scores = out_of_fold(found, names, strength, rule_weight)
-        labels = np.array([e.right for e in found], dtype=float)
         loss = float(-np.mean(labels * np.log(scores + 1e-9)
                               + (1 - labels) * np.log(1 - scores + 1e-9)))
         if best is None or loss < best[0]:
-            best = (loss, strength)
+            best = (loss, strength, scores)
     assert best is not None
-    strength = best[1]
-    scores = out_of_fold(found, names, strength, rule_weight)
+    _, strength, scores = best  # the chosen strength's out-of-fold scores, kept
     keep_at, flag_at = thresholds(found, scores, gold_total, min_precision, flag_precision)
     model = _fit(found, names, strength, rule_weight)
     weights = {n: round(float(w), 4) for n, w in zip(names, model.weights, strict=True)
