@@ -13,6 +13,8 @@ from __future__ import annotations
 import base64
 import functools
 import re
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import SplitResult, parse_qsl, unquote_plus, urlsplit, urlunsplit
 
 from papersift.errors import PapersiftError
@@ -205,6 +207,18 @@ def hide_secrets(text: str, secrets: tuple[str, ...]) -> str:
         text = _BASE64.sub(lambda m: PLACEHOLDER if len(m[0]) >= need and
                            _hides(m[0], hidden) else m[0], text)
     return text
+
+
+def in_every_string(value: Any, replace: Callable[[str], str]) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings, scalars) with ``replace`` applied to
+    every string in it, at any depth."""
+    if isinstance(value, str):
+        return replace(value)
+    if isinstance(value, dict):
+        return {key: in_every_string(item, replace) for key, item in value.items()}
+    if isinstance(value, list):
+        return [in_every_string(item, replace) for item in value]
+    return value
 
 
 def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:

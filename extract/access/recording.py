@@ -19,6 +19,7 @@ from typing import Any
 import httpx2
 
 from papersift.errors import PapersiftError
+from papersift.extract.access.credentials import in_every_string
 from papersift.extract.access.llm import redact
 
 KEPT_RESPONSE_HEADERS = ("content-type", "retry-after")
@@ -75,17 +76,6 @@ class Recording:
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def _redacted(value: Any, secrets: tuple[str, ...]) -> Any:
-    """``value`` with every secret in every string replaced (a server may echo the key)."""
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, dict):
-        return {key: _redacted(item, secrets) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redacted(item, secrets) for item in value]
-    return value
-
-
 class RecordingTransport(httpx2.BaseTransport):
     """Passes requests to a real transport and keeps every exchange, secrets redacted."""
 
@@ -116,7 +106,7 @@ class RecordingTransport(httpx2.BaseTransport):
             "latency_ms": round((time.perf_counter() - started) * 1000.0, 1),
         }
         with self._lock:
-            self.recording.add(_redacted(entry, self.secrets))
+            self.recording.add(in_every_string(entry, lambda text: redact(text, self.secrets)))
         return httpx2.Response(
             response.status_code, headers=response.headers, content=response.content,
             request=request,

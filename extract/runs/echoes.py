@@ -6,23 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
 
 from pydantic import ValidationError
 
-from papersift.extract.access.credentials import hide_secrets
+from papersift.extract.access.credentials import hide_secrets, in_every_string
 from papersift.extract.access.outcomes import Failure, Outcome
 from papersift.schemas import PaperDraft, PaperExtraction
-
-
-def _hidden(value: Any, secrets: tuple[str, ...]) -> Any:
-    if isinstance(value, str):
-        return hide_secrets(value, secrets)
-    if isinstance(value, dict):
-        return {key: _hidden(item, secrets) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_hidden(item, secrets) for item in value]
-    return value
 
 
 def without_echoed_secrets(outcome: Outcome, secrets: tuple[str, ...],
@@ -38,7 +27,7 @@ def without_echoed_secrets(outcome: Outcome, secrets: tuple[str, ...],
     text = json.dumps(raw, ensure_ascii=False)
     if hide_secrets(text, secrets) == text:
         return outcome
-    cleaned = _hidden(raw, secrets)
+    cleaned = in_every_string(raw, lambda part: hide_secrets(part, secrets))
     try:
         if outcome.draft is not None:
             return dataclasses.replace(outcome, draft=draft_model.model_validate(cleaned))
