@@ -162,8 +162,13 @@ class EndpointPlan:
             n_threads_batch=self.prompt_threads,
         )
         self.notes.append(server.threads_note())
-        with server:
-            yield replace(self.endpoint, base_url=server.base_url)
+        try:
+            with server:
+                yield replace(self.endpoint, base_url=server.base_url)
+        finally:
+            changed = server.thread_changes_note()
+            if changed:
+                self.notes.append(changed)
 
 
 def plan_endpoint(options: EndpointOptions) -> EndpointPlan:

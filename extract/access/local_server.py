@@ -29,6 +29,14 @@ from types import TracebackType
 from typing import IO, Self
 
 from papersift.errors import PapersiftError
+from papersift.extract.access.threads import (
+    RANGE_VARIABLE,
+    available_cpu_count,
+    changes_in,
+    default_prompt_thread_count,
+    default_thread_count,
+    machine_load,
+)
 
 SERVER_MODULE = "llama_cpp.server"
 LOG_TAIL_LINES = 20
@@ -134,6 +142,9 @@ def _exit_when_parent_is_gone():
 
 threading.Thread(target=_exit_when_parent_is_gone, daemon=True).start()
 target = sys.argv[1]
+if not target.endswith(".py"):
+    from papersift.extract.access.threads import start_from_environment
+    start_from_environment()
 sys.argv = [target, *sys.argv[2:]]
 if target.endswith(".py"):
     runpy.run_path(target, run_name="__main__")
@@ -152,71 +163,6 @@ def pick_free_port(host: str = "127.0.0.1") -> int:
         probe.bind((host, 0))
         port: int = probe.getsockname()[1]
     return port
-
-
-def available_cpu_count() -> int:
-    """CPUs this process may run on (honours affinity masks, e.g. in containers)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(len(os.sched_getaffinity(0)), 1)
-    return max(os.cpu_count() or 1, 1)
-
-
-def default_thread_count() -> int:
-    """llama.cpp threads: every available CPU but one, and at least one.
-
-    llama.cpp's worker threads wait for each other at every step, so when they
-    outnumber the free cores any other busy process stalls them all. On a 2-CPU
-    machine with one other busy process, 2 threads decoded at ~1 token/s where
-    1 thread kept ~15 tokens/s (Qwen2.5-Coder-1.5B Q4_K_M).
-    """
-    return max(available_cpu_count() - 1, 1)
-
-
-# Busy CPUs (other processes' work, measured as the server starts) under this count as an
-# idle machine.
-IDLE_LOAD = 0.5
-
-
-def _cpu_times() -> tuple[int, int] | None:
-    """(busy, total) jiffies of all CPUs since boot, from /proc/stat (Linux)."""
-    try:
-        with open("/proc/stat", encoding="ascii") as stat:
-            fields = [int(v) for v in stat.readline().split()[1:]]
-    except (OSError, ValueError):
-        return None
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-    return sum(fields) - idle, sum(fields)
-
-
-def machine_load(window_s: float = 0.5) -> float | None:
-    """How many CPUs are busy right now: measured over ``window_s`` from /proc/stat, or
-    the 1-minute load average where there is none (None where neither exists). The load
-    average lags by a minute: a command that just finished still counts as busy."""
-    first = _cpu_times()
-    if first is not None:
-        time.sleep(window_s)
-        second = _cpu_times()
-        if second is not None and second[1] > first[1]:
-            return (second[0] - first[0]) / (second[1] - first[1]) * available_cpu_count()
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
-
-
-def default_prompt_thread_count(generation_threads: int, load: float | None) -> int:
-    """Threads for prompt evaluation: every available CPU when the machine is idle as the
-    server starts (fewer than IDLE_LOAD CPUs busy), else as many as for generation.
-
-    Prompt evaluation is compute-bound and pays for more threads; on an idle 2-CPU VM,
-    2 for the prompt and 1 for generation took a median 6.7 s per abstract against 8.4 s
-    with 1 and 1 (12 random NeurIPS 2025 abstracts, the same answers; prompt evaluation
-    60 -> 113 tokens/s). With another busy process the extra thread stalls the others
-    (8 abstracts: 199 s against 115 s), so a loaded machine keeps the generation count.
-    """
-    if load is None or load >= IDLE_LOAD:
-        return generation_threads
-    return max(available_cpu_count(), generation_threads)
 
 
 def server_environment(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -281,6 +227,11 @@ class LocalServer:
         self.load_at_start = machine_load() if n_threads_batch is None else None
         self.n_threads_batch = n_threads_batch if n_threads_batch is not None else (
             default_prompt_thread_count(self.n_threads, self.load_at_start))
+        # Threads papersift chose itself follow the load during the run (thread_watch):
+        # between the generation count and every CPU.
+        self.thread_range = (self.n_threads, max(available_cpu_count(), self.n_threads)) \
+            if n_threads_batch is None else None
+        self.thread_changes: list[str] = []  # what the watch did, read from the log at stop
         self.chat_format = chat_format
         self.startup_timeout = startup_timeout
         self.log_path = log_path
@@ -303,8 +254,18 @@ class LocalServer:
         why = ("" if load is None else  # set by --prompt-threads, or no load to read
                f"the machine was idle as it started (load {load:.2f})"
                if self.n_threads_batch > self.n_threads else f"load {load:.2f} at start")
+        follows = "; prompt threads follow the load" if self.thread_range is not None \
+            and self.thread_range[1] > self.thread_range[0] else ""
         return (f"llama.cpp threads: {self.n_threads} for generation, {self.n_threads_batch} "
-                f"for prompts" + (f" ({why})" if why else ""))
+                f"for prompts" + (f" ({why}{follows})" if why else ""))
+
+    def thread_changes_note(self) -> str | None:
+        """What the load made of the prompt threads during the run, or None."""
+        if not self.thread_changes:
+            return None
+        shown = "; ".join(self.thread_changes[:4])
+        more = f"; and {len(self.thread_changes) - 4} more" if len(self.thread_changes) > 4 else ""
+        return f"prompt threads changed with the machine's load: {shown}{more}"
 
     def server_target(self) -> str:
         """The module (or script path) the child runs; tests substitute a fake."""
@@ -384,7 +345,7 @@ class LocalServer:
                 stdin=subprocess.PIPE,
                 stdout=self._log_file,
                 stderr=subprocess.STDOUT,
-                env=server_environment(),
+                env=self._environment(),
                 start_new_session=True,
             )
         except OSError as error:
@@ -415,6 +376,20 @@ class LocalServer:
         if self._owner is threading.main_thread():
             _thread.interrupt_main()
 
+    def _environment(self) -> dict[str, str]:
+        environment = server_environment()
+        if self.thread_range is not None and self.thread_range[1] > self.thread_range[0]:
+            low, high = self.thread_range
+            environment[RANGE_VARIABLE] = f"{self.n_threads}:{low}:{high}:{self.n_threads_batch}"
+        return environment
+
+    def _read_thread_changes(self) -> None:
+        if self.thread_range is None or self.log_path is None:
+            return
+        with contextlib.suppress(OSError):
+            self.thread_changes = changes_in(
+                self.log_path.read_text(encoding="utf-8", errors="replace"))
+
     def stop(self) -> None:
         """Terminate the server's process group (SIGTERM, then SIGKILL). Idempotent."""
         process = self._process
@@ -434,6 +409,9 @@ class LocalServer:
             if process.stdin is not None:
                 with contextlib.suppress(OSError):
                     process.stdin.close()
+            if self._log_file is not None:
+                self._log_file.flush()
+            self._read_thread_changes()
             self._close_log()
 
     def __enter__(self) -> Self:
