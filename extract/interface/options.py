@@ -152,7 +152,9 @@ RUN_OPTIONS: tuple[Option, ...] = (
     Option("--prompt-threads", "endpoint.prompt_threads",
            "llama.cpp threads for prompt evaluation [default: every CPU when the "
            "machine is idle as the server starts (under half a CPU busy), else "
-           "--threads]; idle, 2 of 2 CPUs took 6.7 s per abstract against 8.4 s.",
+           "--threads; during the run they follow the load, down to --threads while "
+           "other processes keep half a CPU busy and back once they stop]; idle, 2 of 2 "
+           "CPUs took 6.7 s per abstract against 8.4 s. Given, they stay fixed.",
            type=click.IntRange(min=1), providers=LOCAL),
     Option("--lean", "endpoint.lean",
            "the short prompt extract_lean (no examples) and no schema on the "
