@@ -59,11 +59,28 @@ class Column:
 
 
 @dataclass(frozen=True)
+class Entity:
+    """A column of the item whose canonical entity the item view looks up (0008): the
+    view adds ``PREFIXentity_id`` and ``canonical`` (``canonical_COLUMN`` with a prefix),
+    then the lookup's ``extra`` columns (lookup column, name in the view)."""
+
+    column: str
+    kind: str  # entity_lookup.kind
+    prefix: str = ""
+    extra: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        canonical = f"canonical_{self.column}" if self.prefix else "canonical"
+        return (f"{self.prefix}entity_id", canonical, *(name for _, name in self.extra))
+
+
+@dataclass(frozen=True)
 class FieldSpec:
     """Everything that varies by field, declared once."""
 
     name: str  # the list's key in the stored extraction (PaperExtraction attribute)
-    item: str  # one item, as the report and the highlights call it
+    item: str  # one item, as the report, `serve` and corrections call it (its item type)
     title: str  # the report's heading
     table: str  # long table of every extraction's items
     view: str  # the same, for each paper's latest extraction
@@ -77,13 +94,52 @@ class FieldSpec:
     shown: bool = True  # a section of the report's cards (contribution types are a header)
     # Columns a later migration appended to the table, after the evidence (computed by code)
     appended: tuple[Column, ...] = ()
-    # Columns the view adds to the table's own (the canonical entity): exported after them.
-    view_columns: tuple[str, ...] = ()
+    # Reviewers' corrections: the columns a reviewer may change (none: not correctable),
+    # the columns a correction sets by code, and the columns of the item's identity
+    # (its correction key: the first case-folded, the others as written).
+    editable: tuple[str, ...] = ()
+    derived: tuple[str, ...] = ()
+    key: tuple[str, ...] = ("name",)
+    # The canonical entities the item view adds (after the review columns)
+    entities: tuple[Entity, ...] = ()
+    # The wide paper table (paper_summary, papers.csv, the workbook): one column named
+    # like the field, each item written as its label followed by these (text, column)
+    # parts (a text before a value that is there; a flag's text when it is true).
+    in_summary: bool = True
+    summary_parts: tuple[tuple[str, str], ...] = ()
+    # The report's and the review page's colours of its items: line, background
+    colour: tuple[str, str] = ("#475569", "#e2e8f0")
+    optional: bool = False  # asked only when a run enables it (`--with NAME`)
 
     @property
     def export(self) -> str:
         """The name of its long export file (the view's name)."""
         return self.view
+
+    @property
+    def correctable(self) -> bool:
+        return bool(self.editable)
+
+    @property
+    def corrected_view(self) -> str:
+        return f"corrected_{self.view}"
+
+    @property
+    def view_columns(self) -> tuple[str, ...]:
+        """Columns the view adds to the table's own: the review state of corrections
+        (0009) and the canonical entities (0008), exported after the table's."""
+        review = REVIEW_COLUMNS if self.correctable else ()
+        return review + tuple(name for entity in self.entities for name in entity.names)
+
+    def column(self, name: str) -> Column:
+        """A column of its table by name (evidence columns included)."""
+        for found in (*self.columns, *self.appended):
+            if found.name == name:
+                return found
+        sql = dict(self.table_columns()).get(name)
+        if sql is None:
+            raise KeyError(f"{self.name} has no column {name!r}")
+        return Column(name, sql)
 
     def table_columns(self) -> tuple[tuple[str, str], ...]:
         """Every column its table has, in the migrations' order up to the evidence."""
@@ -92,23 +148,30 @@ class FieldSpec:
         return KEY_COLUMNS + own + (EVIDENCE_COLUMNS if self.grounded else ()) + late
 
 
-# Columns the item views add: the review state of corrections (migration 0009) and the
-# canonical entity (0008), in the views' order.
+# Columns the item views add: the review state of corrections (migration 0009).
 REVIEW_COLUMNS = ("item_key", "origin", "review")
-ENTITY_COLUMNS = (*REVIEW_COLUMNS, "entity_id", "canonical")
+
+
+def _named(kind: str) -> tuple[Entity, ...]:
+    return (Entity("name", kind),)
+
 
 BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("contribution_types", "type", "Contribution types",
               "extraction_contribution_types", "contribution_types", "choice",
               (Column("type"),), matcher="types", label="type", grounded=False, shown=False),
     FieldSpec("tasks", "task", "Tasks", "extraction_tasks", "tasks", "phrase",
-              (Column("name"),), matcher="tasks", view_columns=ENTITY_COLUMNS),
+              (Column("name"),), matcher="tasks", editable=("name",),
+              entities=_named("task"), colour=("#2563eb", "#dbeafe")),
     FieldSpec("methods", "method", "Methods", "extraction_methods", "methods", "name",
               (Column("name"), Column("expansion"), Column("aliases", "VARCHAR[]")),
-              matcher="names", details=("expansion", "aliases"), view_columns=ENTITY_COLUMNS),
+              matcher="names", details=("expansion", "aliases"), editable=("name",),
+              entities=_named("method"), colour=("#c2410c", "#ffe4cc")),
     FieldSpec("benchmarks", "benchmark", "Benchmarks", "extraction_benchmarks", "benchmarks",
               "name", (Column("name"), Column("kind"), Column("introduced", "BOOLEAN")),
-              matcher="names", details=("kind",), view_columns=ENTITY_COLUMNS),
+              matcher="names", details=("kind",), editable=("name", "introduced"),
+              entities=_named("benchmark"), summary_parts=((" (new)", "introduced"),),
+              colour=("#15803d", "#d1f2dc")),
     FieldSpec("claimed_gains", "gain", "Claimed gains", "extraction_gains", "gains", "number",
               (Column("metric"), Column("value", "DOUBLE"), Column("unit"), Column("kind"),
                Column("baseline"), Column("dataset"),
@@ -118,13 +181,37 @@ BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
               appended=(Column("metric_alignment", attribute=""),
                         Column("baseline_alignment", attribute=""),
                         Column("dataset_alignment", attribute="")),
-              view_columns=(*REVIEW_COLUMNS, "metric_entity_id", "canonical_metric",
-                            "metric_direction",
-                            "metric_kind", "dataset_entity_id", "canonical_dataset")),
+              editable=("metric", "value", "unit", "baseline", "dataset"),
+              derived=("value_in_evidence",), key=("metric", "value"),
+              entities=(Entity("metric", "metric", "metric_",
+                               (("direction", "metric_direction"),
+                                ("metric_kind", "metric_kind"))),
+                        Entity("dataset", "benchmark", "dataset_")),
+              summary_parts=((" ", "value"), (" ", "unit"), (" vs ", "baseline"),
+                             (" on ", "dataset")),
+              colour=("#7e22ce", "#eddcfb")),
     FieldSpec("artifacts", "artifact", "Artifacts released", "extraction_artifacts",
               "artifacts", "detect", (Column("kind"), Column("url")), matcher="artifacts",
-              label="kind", details=("url",), from_draft=False),
+              label="kind", details=("url",), from_draft=False, in_summary=False,
+              colour=("#0e7490", "#cffafe")),
 )
+# Kept for readers of the view's columns: a named field's review and entity columns.
+ENTITY_COLUMNS = (*REVIEW_COLUMNS, "entity_id", "canonical")
+
+
+def builtin_fields(enabled: tuple[str, ...] | frozenset[str] = ()) -> tuple[FieldSpec, ...]:
+    """The built-in fields of a run: every default one, and the optional ones enabled."""
+    return tuple(spec for spec in BUILTIN_FIELDS if not spec.optional or spec.name in enabled)
+
+
+def optional_fields() -> tuple[FieldSpec, ...]:
+    """The built-in fields a run asks for only when enabled (`--with NAME`)."""
+    return tuple(spec for spec in BUILTIN_FIELDS if spec.optional)
+
+
+def correctable_fields() -> tuple[FieldSpec, ...]:
+    return tuple(spec for spec in BUILTIN_FIELDS if spec.correctable)
+
 
 # Items of user-defined fields: one generic long table, one view per field on top of it.
 CUSTOM_TABLE = "custom_items"

@@ -1,7 +1,8 @@
 """Opening a warehouse file and bringing its schema up to date.
 
 Migrations are numbered SQL files in ``migrations/`` (``0001_name.sql``), append-only,
-each applied in its own transaction and recorded in ``_migrations``.
+each applied in its own transaction and recorded in ``_migrations``. The views of each
+field are generated from the registry after them (warehouse.views).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import duckdb
 
 from papersift.errors import PapersiftError
+from papersift.warehouse.views import generated_names, refresh_views
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 _MIGRATION_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -71,8 +73,8 @@ def schema_names() -> set[str]:
     """Every table, view and macro name the migrations create (user fields stay clear)."""
     sources = [path for _, _, path in migration_files()]
     sources += sorted(Path(__file__).parent.glob("*.py"))  # tables code creates (search)
-    return {name.lower() for path in sources
-            for name in _CREATED.findall(path.read_text(encoding="utf-8"))}
+    return generated_names() | {name.lower() for path in sources
+                                for name in _CREATED.findall(path.read_text(encoding="utf-8"))}
 
 
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[int]:
@@ -106,7 +108,9 @@ def committed(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 def migrate(con: duckdb.DuckDBPyConnection, directory: Path = MIGRATIONS_DIR) -> list[int]:
-    """Apply the migrations this database lacks, each in a transaction; return their numbers."""
+    """Apply the migrations this database lacks, each in a transaction, then (re)create
+    the views generated from the field registry (warehouse.views) when their SQL changed
+    or a migration ran; return the migrations' numbers."""
     done = set(applied_migrations(con))
     newly = []
     for number, name, path in migration_files(directory):
@@ -123,7 +127,13 @@ def migrate(con: duckdb.DuckDBPyConnection, directory: Path = MIGRATIONS_DIR) ->
                 raise WarehouseError(storage_failure(error)) from None
             raise WarehouseError(f"migration {path.name} failed: {error}") from error
         newly.append(number)
-    if newly:
+    refreshed = False
+    try:  # the generated views read the shipped schema, not another folder's
+        if directory == MIGRATIONS_DIR:
+            refreshed = refresh_views(con, force=bool(newly))
+    except duckdb.Error as error:
+        raise WarehouseError(f"the generated views failed: {error}") from error
+    if newly or refreshed:
         # DDL is the part of DuckDB's WAL replay with known failures after a kill (see
         # docs/reliability.md, "Nothing lost"): checkpoint so the new schema never waits in the WAL.
         con.execute("CHECKPOINT")
