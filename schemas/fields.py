@@ -11,7 +11,8 @@ table, column and view.
 User-defined fields (``papersift run --fields my_fields.py``) are declared with the markers
 at the end of this module; their items go to one generic long table, ``custom_items``.
 
-This module imports nothing of the project's; of the rest, only pydantic.
+This module imports nothing of the project's, and no pydantic when it runs (the command
+line reads it at start).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 # How code finds a field's items in the abstract:
 #   name    a name looked up as written (exact, ignoring case, then normalised)
@@ -86,7 +88,10 @@ class FieldSpec:
     view: str  # the same, for each paper's latest extraction
     grounding: Grounding
     columns: tuple[Column, ...]
-    matcher: str  # evaluate: names / gains / types / tasks / artifacts
+    # How eval scores it against gold: names / gains / types / tasks have their own
+    # scoring (evaluate.py); artifacts / values are scored one to one over the items a
+    # gold paper lists under the field's name (evaluate_fields.py, EXTRA_MATCHERS)
+    matcher: str
     label: str = "name"  # the column shown as the item's name
     details: tuple[str, ...] = ()  # columns the report shows beside the name
     grounded: bool = True  # its rows carry evidence and offsets
@@ -109,6 +114,11 @@ class FieldSpec:
     summary_parts: tuple[tuple[str, str], ...] = ()
     # The report's and the review page's colours of its items: line, background
     colour: tuple[str, str] = ("#475569", "#e2e8f0")
+    # Its filter of `papersift search` and `similar` (--NAME TEXT: papers with an item whose
+    # label contains TEXT) and the filter's help; such fields also show in their hits.
+    search: tuple[str, str] | None = None
+    # Its sheet of the xlsx workbook: the view's columns it shows (none: no sheet)
+    sheet: tuple[str, ...] = ()
     optional: bool = False  # asked only when a run enables it (`--with NAME`)
 
     @property
@@ -152,6 +162,10 @@ class FieldSpec:
 REVIEW_COLUMNS = ("item_key", "origin", "review")
 
 
+# A sheet's last columns: where the item sits in the abstract.
+_LOCATED = ("evidence", "mention_start", "mention_end", "alignment")
+
+
 def _named(kind: str) -> tuple[Entity, ...]:
     return (Entity("name", kind),)
 
@@ -159,19 +173,25 @@ def _named(kind: str) -> tuple[Entity, ...]:
 BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("contribution_types", "type", "Contribution types",
               "extraction_contribution_types", "contribution_types", "choice",
-              (Column("type"),), matcher="types", label="type", grounded=False, shown=False),
+              (Column("type"),), matcher="types", label="type", grounded=False, shown=False,
+              search=("type", "Only papers of this contribution type.")),
     FieldSpec("tasks", "task", "Tasks", "extraction_tasks", "tasks", "phrase",
               (Column("name"),), matcher="tasks", editable=("name",),
-              entities=_named("task"), colour=("#2563eb", "#dbeafe")),
+              entities=_named("task"), colour=("#2563eb", "#dbeafe"),
+              search=("task", "Only papers with a task containing this text.")),
     FieldSpec("methods", "method", "Methods", "extraction_methods", "methods", "name",
               (Column("name"), Column("expansion"), Column("aliases", "VARCHAR[]")),
               matcher="names", details=("expansion", "aliases"), editable=("name",),
-              entities=_named("method"), colour=("#c2410c", "#ffe4cc")),
+              entities=_named("method"), colour=("#c2410c", "#ffe4cc"),
+              search=("method", "Only papers with a method containing this text."),
+              sheet=("name", "canonical", "entity_id", "expansion", "aliases", *_LOCATED)),
     FieldSpec("benchmarks", "benchmark", "Benchmarks", "extraction_benchmarks", "benchmarks",
               "name", (Column("name"), Column("kind"), Column("introduced", "BOOLEAN")),
               matcher="names", details=("kind",), editable=("name", "introduced"),
               entities=_named("benchmark"), summary_parts=((" (new)", "introduced"),),
-              colour=("#15803d", "#d1f2dc")),
+              colour=("#15803d", "#d1f2dc"),
+              search=("benchmark", "Only papers using a benchmark containing this text."),
+              sheet=("name", "canonical", "entity_id", "kind", "introduced", *_LOCATED)),
     FieldSpec("claimed_gains", "gain", "Claimed gains", "extraction_gains", "gains", "number",
               (Column("metric"), Column("value", "DOUBLE"), Column("unit"), Column("kind"),
                Column("baseline"), Column("dataset"),
@@ -189,7 +209,10 @@ BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
                         Entity("dataset", "benchmark", "dataset_")),
               summary_parts=((" ", "value"), (" ", "unit"), (" vs ", "baseline"),
                              (" on ", "dataset")),
-              colour=("#7e22ce", "#eddcfb")),
+              colour=("#7e22ce", "#eddcfb"),
+              sheet=("metric", "canonical_metric", "metric_direction", "metric_kind", "value",
+                     "unit", "kind", "baseline", "dataset", "canonical_dataset",
+                     "value_in_evidence", *_LOCATED)),
     FieldSpec("artifacts", "artifact", "Artifacts released", "extraction_artifacts",
               "artifacts", "detect", (Column("kind"), Column("url")), matcher="artifacts",
               label="kind", details=("url",), from_draft=False, in_summary=False,
@@ -211,6 +234,26 @@ def optional_fields() -> tuple[FieldSpec, ...]:
 
 def correctable_fields() -> tuple[FieldSpec, ...]:
     return tuple(spec for spec in BUILTIN_FIELDS if spec.correctable)
+
+
+def search_fields() -> tuple[FieldSpec, ...]:
+    """The fields `papersift search` filters by and shows (FieldSpec.search)."""
+    return tuple(spec for spec in BUILTIN_FIELDS if spec.search is not None)
+
+
+def summary_fields() -> tuple[FieldSpec, ...]:
+    """The default fields with a column in paper_summary (optional ones join the wide
+    table when a run stored them)."""
+    return tuple(spec for spec in BUILTIN_FIELDS if spec.in_summary and not spec.optional)
+
+
+# The matchers of fields scored over the items a gold paper lists under their name.
+EXTRA_MATCHERS = ("artifacts", "values")
+
+
+def extra_scored_fields() -> tuple[FieldSpec, ...]:
+    """The built-in fields eval scores through evaluate_fields (EXTRA_MATCHERS)."""
+    return tuple(spec for spec in BUILTIN_FIELDS if spec.matcher in EXTRA_MATCHERS)
 
 
 # Items of user-defined fields: one generic long table, one view per field on top of it.

@@ -249,3 +249,16 @@ def refresh_views(con: duckdb.DuckDBPyConnection, force: bool = False) -> bool:
         con.execute("ROLLBACK")
         raise
     return True
+
+
+def stored_fields(con: duckdb.DuckDBPyConnection) -> tuple[FieldSpec, ...]:
+    """The built-in fields this warehouse's readers show: every default field, and each
+    optional one whose table holds items (a run enabled it)."""
+    found = []
+    for spec in BUILTIN_FIELDS:
+        if spec.optional:
+            row = con.execute(f"SELECT EXISTS (SELECT 1 FROM {spec.table})").fetchone()
+            if not (row and row[0]):
+                continue
+        found.append(spec)
+    return tuple(found)

@@ -6,6 +6,7 @@ abstract is highlighted by the report's own code (report.render.abstract_html)."
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,14 +17,20 @@ from papersift.report.render import abstract_html
 from papersift.warehouse import corrections, review_state
 from papersift.warehouse.corrections import ITEM_TYPES, Mention, editable
 from papersift.warehouse.custom import declared_fields
-from papersift.warehouse.report import FIELDS, Extraction, Item, PaperCard, Source, item_details
+from papersift.warehouse.report import (
+    FIELDS,
+    SHOWN_FIELDS,
+    Extraction,
+    Item,
+    PaperCard,
+    Source,
+    item_from_row,
+)
 from papersift.warehouse.repository import Repository
 from papersift.warehouse.review_state import SHOWS, counts, find_papers
 
 __all__ = ["SHOWS", "ReviewCard", "ReviewItem", "counts", "find_papers", "load_cards",
            "mention_for"]
-_DETAILS = {"task": (), "method": ("expansion", "aliases"), "benchmark": ("kind",),
-            "gain": ("kind", "baseline", "dataset")}
 
 
 @dataclass(frozen=True)
@@ -85,18 +92,9 @@ def _plain(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _report_item(kind: str, row: dict[str, Any]) -> Item:
-    start = row["char_start"] if row.get("mention_start") is None else row["mention_start"]
-    end = row["char_end"] if row.get("mention_end") is None else row["mention_end"]
-    label = {"gain": "metric"}.get(kind, "name" if kind in _DETAILS else "value")
-    return Item(field=kind, idx=int(row["idx"]), name=str(row[label]),
-                details=item_details(row, _DETAILS.get(kind, ("unit",))),
-                evidence=str(row["evidence"] or ""),
-                char_start=start, char_end=end, alignment=str(row["alignment"]),
-                align_score=row["align_score"],
-                value=row.get("value") if kind == "gain" else None,
-                unit=row.get("unit") if kind == "gain" else None,
-                value_in_evidence=row.get("value_in_evidence") if kind == "gain" else None,
-                introduced=row.get("introduced") if kind == "benchmark" else None)
+    spec = SHOWN_FIELDS.get(kind)
+    item = item_from_row(spec, kind, row)
+    return dataclasses.replace(item, canonical=None)
 
 
 def load_cards(repo: Repository, paper_ids: Sequence[str]) -> list[ReviewCard]:
