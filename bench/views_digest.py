@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.rows_digest import VOLATILE
+from papersift.schemas.fields import optional_fields
 from papersift.warehouse import Warehouse
 
 _CREATED = "2026-01-01 00:00:00"
@@ -66,8 +67,12 @@ def view_digests(con: Any) -> dict[str, tuple[int, str]]:
     views = [row[0] for row in con.execute(
         "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' "
         "ORDER BY view_name").fetchall()]
+    optional = {name for spec in optional_fields()
+                for name in (spec.view, spec.corrected_view)}
     found = {}
     for view in views:
+        if view in optional and not con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]:
+            continue  # an optional field no run enabled: as if its views did not exist
         columns = [row[0] for row in con.execute(f"DESCRIBE {view}").fetchall()
                    if row[0] not in VOLATILE]
         rows = con.execute(f"SELECT {', '.join(columns)} FROM {view}").fetchall()

@@ -120,11 +120,23 @@ class FieldSpec:
     # Its sheet of the xlsx workbook: the view's columns it shows (none: no sheet)
     sheet: tuple[str, ...] = ()
     optional: bool = False  # asked only when a run enables it (`--with NAME`)
+    # An optional field the model drafts: what the draft's list asks for (sent with its
+    # JSON schema), at most how many, and the module under extract.domain whose
+    # ``ground(raw, text, assembled)`` finds its items in the abstract.
+    draft: str = ""
+    draft_items: int = 8
+    grounder: str = ""
 
     @property
     def export(self) -> str:
         """The name of its long export file (the view's name)."""
         return self.view
+
+    @property
+    def in_extraction(self) -> bool:
+        """Its items are a list of the stored PaperExtraction (the default drafted
+        fields); the others' come beside it (detected, or optional)."""
+        return self.from_draft and not self.optional
 
     @property
     def correctable(self) -> bool:

@@ -25,6 +25,7 @@ from papersift.warehouse.report_map import load_map
 from papersift.warehouse.report_model import (
     CUSTOM_PREFIX,
     FIELDS,
+    OPTIONAL_SHOWN,
     SHOWN_FIELDS,
     TITLES,
     Count,
@@ -42,10 +43,11 @@ from papersift.warehouse.report_model import (
 from papersift.warehouse.rowdicts import query_dicts
 from papersift.warehouse.store import RunCounts
 
-__all__ = ["CUSTOM_PREFIX", "FIELDS", "SHOWN_FIELDS", "SHOWN_TEXT_CHARS", "TITLES", "Count",
-           "Extraction", "GainGroup", "Item", "Overview", "PaperCard", "Price", "ReportData",
-           "RunInfo", "Source", "Versions", "item_details", "item_from_row", "load_cards",
-           "load_report", "load_runs", "normalise_name", "shown_text", "summarise"]
+__all__ = ["CUSTOM_PREFIX", "FIELDS", "OPTIONAL_SHOWN", "SHOWN_FIELDS", "SHOWN_TEXT_CHARS",
+           "TITLES", "Count", "Extraction", "GainGroup", "Item", "Overview", "PaperCard",
+           "Price", "ReportData", "RunInfo", "Source", "Versions", "item_details",
+           "item_from_row", "load_cards", "load_report", "load_runs", "normalise_name",
+           "shown_text", "summarise"]
 
 
 def normalise_name(name: str) -> str:
@@ -325,7 +327,8 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
         overview=summarise(cards, runs, top=top),
         papers=tuple(cards),
         price=price,
-        fields=(*FIELDS, *custom),
+        fields=(*FIELDS, *(item for item in OPTIONAL_SHOWN
+                           if any(card.of(item) for card in cards)), *custom),
         titles={**TITLES, **{name: name.removeprefix(CUSTOM_PREFIX) for name in custom}},
         descriptions={name: declared[name].description for name in custom if name in declared},
         topic_map=topic_map,

@@ -19,6 +19,7 @@ from papersift.warehouse.corrections import ITEM_TYPES, Mention, editable
 from papersift.warehouse.custom import declared_fields
 from papersift.warehouse.report import (
     FIELDS,
+    OPTIONAL_SHOWN,
     SHOWN_FIELDS,
     Extraction,
     Item,
@@ -64,8 +65,10 @@ class ReviewCard:
 
     @property
     def fields(self) -> tuple[str, ...]:
-        """The card's sections: the built-in fields, then the user fields."""
-        return (*FIELDS, *self.custom_types)
+        """The card's sections: the default fields, the optional ones it has items of,
+        then the user fields."""
+        return (*FIELDS, *(kind for kind in OPTIONAL_SHOWN if self.of(kind)),
+                *self.custom_types)
 
     @property
     def paper_id(self) -> str:
