@@ -229,6 +229,13 @@ BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
               "artifacts", "detect", (Column("kind"), Column("url")), matcher="artifacts",
               label="kind", details=("url",), from_draft=False, in_summary=False,
               colour=("#0e7490", "#cffafe")),
+    FieldSpec("prior_methods", "prior_method", "Compared with", "extraction_prior_methods",
+              "prior_methods", "name", (Column("name"),), matcher="values",
+              editable=("name",), entities=_named("method"), colour=("#be185d", "#fce7f3"),
+              sheet=("name", "canonical", "entity_id", *_LOCATED), optional=True,
+              draft="Names of earlier methods or models this paper compares against, as the "
+              "abstract writes them; never the paper's own methods.", draft_items=6,
+              grounder="assembly.prior_methods"),
 )
 # Kept for readers of the view's columns: a named field's review and entity columns.
 ENTITY_COLUMNS = (*REVIEW_COLUMNS, "entity_id", "canonical")
