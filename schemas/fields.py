@@ -120,8 +120,9 @@ class FieldSpec:
     # Its sheet of the xlsx workbook: the view's columns it shows (none: no sheet)
     sheet: tuple[str, ...] = ()
     optional: bool = False  # asked only when a run enables it (`--with NAME`)
-    # An optional field the model drafts: what the draft's list asks for (sent with its
-    # JSON schema), at most how many, and the module under extract.domain whose
+    # An optional field the model drafts: what the draft's list of strings asks for (sent
+    # with its JSON schema; a number field's strings are held to the abstract's numbers),
+    # at most how many, and the module under extract.domain whose
     # ``ground(raw, text, assembled)`` finds its items in the abstract.
     draft: str = ""
     draft_items: int = 8

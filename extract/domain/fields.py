@@ -196,18 +196,23 @@ class FieldSet:
         own = copy.deepcopy(own)
         allowed = numbers if stated is None else stated
         for name, prop in own.get("properties", {}).items():
-            spec = next((f for f in self.custom if f.name == name), None)
-            if spec is not None and spec.grounding == "number" and allowed is not None:
+            if self._groundings().get(name) == "number" and allowed is not None:
                 _numbers_only(prop, allowed)
             schema["properties"][name] = prop
         schema["required"] = [*schema.get("required", []), *own.get("required", [])]
         schema.setdefault("$defs", {}).update(own.get("$defs", {}))
         return schema
 
+    def _groundings(self) -> dict[str, str]:
+        """The grounding of each field added to the draft (user and optional fields): a
+        number field's values are held to the abstract's numbers (the number policy)."""
+        return {**{spec.name: spec.grounding for spec in self.optional},
+                **{field.name: field.grounding for field in self.custom}}
+
     def grammar(self, text: str) -> dict[str, Any]:
         """The schema a constrained decoder gets for this abstract: gains from its result
-        numbers, a user's number fields from every number it writes."""
-        if not any(f.grounding == "number" for f in self.custom):
+        numbers, added number fields from every number it writes."""
+        if "number" not in self._groundings().values():
             return self.draft_json_schema(result_numbers(text))
         return self.draft_json_schema(result_numbers(text), stated_numbers(text))
 
