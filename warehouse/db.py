@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 
 from papersift.errors import PapersiftError
-from papersift.warehouse.views import generated_names, refresh_views
+from papersift.warehouse.views import generated_names, refresh_views, views_hash
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 _MIGRATION_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -284,6 +284,7 @@ def connect_bounded(path: str | Path, bounds: Bounds,
     path = Path(path)
     if not path.exists():
         raise WarehouseError(missing_warehouse(path))
+    upgrade_for_reading(path)
     config: dict[str, object] = {
         "temp_directory": str(bounds.temp_directory),
         "memory_limit": bounds.memory_limit,
@@ -317,6 +318,46 @@ def _prepared_sandbox(path: Path, prepare: Callable[[duckdb.DuckDBPyConnection],
         con.close()
         raise
     return con
+
+
+def _stale(path: Path) -> bool:
+    """Whether a warehouse lacks a migration or its generated views are not this
+    version's (a file an older papersift wrote); False for a file that is no warehouse
+    or cannot be read now."""
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        done = {row[0] for row in con.execute("SELECT version FROM _migrations").fetchall()}
+        row = con.execute("SELECT hash FROM _generated_views").fetchone()
+    except duckdb.CatalogException:  # no _migrations: not a warehouse; else no views yet
+        return bool(con.execute("SELECT count(*) FROM duckdb_tables() "
+                                "WHERE table_name = '_migrations'").fetchone() == (1,))
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
+    wanted = {number for number, _, _ in migration_files()}
+    return not wanted <= done or row is None or row[0] != views_hash()
+
+
+def upgrade_for_reading(path: Path) -> None:
+    """Before a read-only open: bring a warehouse an older papersift wrote up to date
+    (migrations, generated views), so readers find every table and view they read. A
+    file another process holds, or one that cannot be written, is read as it is."""
+    if not _stale(path):
+        return
+    try:
+        con = duckdb.connect(str(path), read_only=False)
+    except duckdb.Error:
+        return
+    try:
+        migrate(con)
+    except WarehouseError:
+        pass
+    finally:
+        con.close()
 
 
 def missing_warehouse(path: Path) -> str:
@@ -355,6 +396,7 @@ def connect(
     if (read_only or not create) and not path.exists():
         raise WarehouseError(missing_warehouse(path))
     if read_only:
+        upgrade_for_reading(path)
         if sandbox and prepare is not None:
             return _prepared_sandbox(path, prepare)
         return _open(path, read_only=True, config=dict(SANDBOX) if sandbox else {})
