@@ -21,9 +21,10 @@ from papersift.extract.access.llm import Endpoint
 from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet
 from papersift.extract.domain.review.corrected import review_grounder
 from papersift.extract.interface.app import RunSettings, evaluate_run, run_inputs
+from papersift.extract.interface.serve.review import load_cards
 from papersift.report.render import render_html
 from papersift.testing.mock import KeyedDrafts
-from papersift.warehouse import connect
+from papersift.warehouse import connect, open_repository
 from papersift.warehouse.corrections import Review, edit_item
 from papersift.warehouse.export import export
 from papersift.warehouse.query import run_sql
@@ -118,6 +119,17 @@ def test_the_report_shows_the_field(enabled: tuple[KeyedDrafts, Path]) -> None:
     assert [item.name for item in data.papers[0].of("prior_method")] == ["BERT", "RetroMAE"]
     page = render_html(data)
     assert "Compared with" in page and ".hl-prior_method" in page
+
+
+def test_the_review_page_shows_the_field(enabled: tuple[KeyedDrafts, Path]) -> None:
+    _, db = enabled
+    with open_repository(db, read_only=True) as repo:
+        paper = repo.fetch_one("SELECT paper_id FROM papers")
+        assert paper is not None
+        card = load_cards(repo, [paper[0]])[0]
+    assert "prior_method" in card.fields
+    assert [item.item.name for item in card.of("prior_method")] == ["BERT", "RetroMAE"]
+    assert card.of("prior_method")[0].fields == {"name": "BERT"}
 
 
 def test_a_reviewer_corrects_a_prior_method(tmp_path: Path) -> None:
