@@ -64,7 +64,7 @@ def _environment() -> Environment:
     env.filters["number"] = _number
     env.filters["basename"] = lambda path: Path(str(path)).name
     env.globals.update(ident=_ident, fields=FIELDS, field_titles=FIELD_TITLES,
-                       add_types=tuple(EDITABLE), add_inputs=_add_inputs(),
+                       add_inputs=_add_inputs(),
                        field_css=Markup(field_css()))
     return env
 

@@ -29,6 +29,7 @@ from papersift.warehouse.report import (
 )
 from papersift.warehouse.repository import Repository
 from papersift.warehouse.review_state import SHOWS, counts, find_papers
+from papersift.warehouse.views import stored_fields
 
 __all__ = ["SHOWS", "ReviewCard", "ReviewItem", "counts", "find_papers", "load_cards",
            "mention_for"]
@@ -62,13 +63,18 @@ class ReviewCard:
     conflicts: tuple[dict[str, Any], ...]
     reviewed_version: int  # 0: never marked reviewed
     custom_types: tuple[str, ...] = ()  # the warehouse's user fields, as custom-NAME
+    optional_types: tuple[str, ...] = ()  # the optional fields a run stored items of
 
     @property
     def fields(self) -> tuple[str, ...]:
-        """The card's sections: the default fields, the optional ones it has items of,
-        then the user fields."""
-        return (*FIELDS, *(kind for kind in OPTIONAL_SHOWN if self.of(kind)),
-                *self.custom_types)
+        """The card's sections: the default fields, the optional ones the warehouse
+        holds, then the user fields."""
+        return (*FIELDS, *self.optional_types, *self.custom_types)
+
+    @property
+    def add_types(self) -> tuple[str, ...]:
+        """The built-in item types a reviewer may add on this card."""
+        return tuple(kind for kind in ITEM_TYPES if kind in self.fields)
 
     @property
     def paper_id(self) -> str:
@@ -116,6 +122,8 @@ def load_cards(repo: Repository, paper_ids: Sequence[str]) -> list[ReviewCard]:
     versions = repo.run(corrections.versions, ids)
     items: dict[str, list[ReviewItem]] = defaultdict(list)
     custom = tuple(spec.item_type for spec in repo.run(declared_fields))
+    optional = tuple(spec.item for spec in repo.run(stored_fields)
+                     if spec.optional and spec.item in OPTIONAL_SHOWN)
     for kind in (*ITEM_TYPES, *custom):
         for row in repo.run(corrections.item_rows, kind, ids):
             items[row["paper_id"]].append(ReviewItem(
@@ -146,7 +154,7 @@ def load_cards(repo: Repository, paper_ids: Sequence[str]) -> list[ReviewCard]:
         cards.append(ReviewCard(card=card, items=mine, rejected=tuple(rejected[paper_id]),
                                 conflicts=tuple(conflicted[paper_id]),
                                 reviewed_version=versions.get((paper_id, "paper", ""), 0),
-                                custom_types=custom))
+                                custom_types=custom, optional_types=optional))
     return cards
 
 
