@@ -253,11 +253,14 @@ def refresh_views(con: duckdb.DuckDBPyConnection, force: bool = False) -> bool:
 
 def stored_fields(con: duckdb.DuckDBPyConnection) -> tuple[FieldSpec, ...]:
     """The built-in fields this warehouse's readers show: every default field, and each
-    optional one whose table holds items (a run enabled it)."""
+    optional one a run enabled (its params say so) or whose table holds items."""
     found = []
     for spec in BUILTIN_FIELDS:
         if spec.optional:
-            row = con.execute(f"SELECT EXISTS (SELECT 1 FROM {spec.table})").fetchone()
+            row = con.execute(
+                f"SELECT EXISTS (SELECT 1 FROM {spec.table}) OR EXISTS (SELECT 1 FROM runs "
+                "WHERE json_contains(json_extract(params, '$.with'), to_json(?::VARCHAR)))",
+                [spec.name]).fetchone()
             if not (row and row[0]):
                 continue
         found.append(spec)
