@@ -1,12 +1,14 @@
 """The field registry: one declaration per extracted field.
 
 Each :class:`FieldSpec` says what varies from one field to the next: how its items are
-grounded in the abstract, the long table and view that store them and their columns, the
-export, how the report labels and details an item, and which matcher scores it against
-gold. The code that grounds, stores, exports, reports and scores reads these declarations
-(extract.domain.fields, warehouse.store, warehouse.export, warehouse.report,
-extract.domain.evaluation.evaluate), and a test checks that the migrations create every declared
-table, column and view.
+grounded in the abstract, its long table and columns, its views (generated from it by
+warehouse.views), what a reviewer may correct and the item's key, its column of the wide
+paper table, its search filter, workbook sheet and colours, how the report labels and
+details an item, and which matcher scores it against gold. An optional field is asked
+only by runs that enable it (``--with NAME``), so the default request never changes.
+The code that grounds, stores, exports, reports, reviews, searches and scores reads these
+declarations; tests check that the migrations create every declared table and that the
+generated views follow it (tests/test_field_registry.py, test_generated_views.py).
 
 User-defined fields (``papersift run --fields my_fields.py``) are declared with the markers
 at the end of this module; their items go to one generic long table, ``custom_items``.
@@ -81,7 +83,7 @@ class Entity:
 class FieldSpec:
     """Everything that varies by field, declared once."""
 
-    name: str  # the list's key in the stored extraction (PaperExtraction attribute)
+    name: str  # its key in the stored extraction (PaperExtraction) or in the draft
     item: str  # one item, as the report, `serve` and corrections call it (its item type)
     title: str  # the report's heading
     table: str  # long table of every extraction's items
