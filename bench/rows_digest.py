@@ -18,6 +18,7 @@ import hashlib
 import tempfile
 from pathlib import Path
 
+from papersift.schemas.fields import optional_fields
 from papersift.warehouse import Warehouse
 from papersift.warehouse.store import WRITABLE_TABLES
 
@@ -29,8 +30,12 @@ VOLATILE = {"run_id", "first_seen", "created", "recorded", "started", "latency_m
 def digests(db: Path) -> dict[str, tuple[int, str]]:
     """table -> (rows, sha256 of the sorted rows without the volatile columns)."""
     found = {}
+    optional = {spec.table for spec in optional_fields()}
     with Warehouse(db) as warehouse:
         for table in WRITABLE_TABLES:
+            if table in optional and not warehouse.con.execute(
+                    f"SELECT count(*) FROM {table}").fetchone()[0]:
+                continue  # an optional field no run enabled: as if its table did not exist
             columns = [c for c in warehouse.columns(table) if c not in VOLATILE]
             rows = warehouse.con.execute(
                 f"SELECT {', '.join(columns)} FROM {table}").fetchall()

@@ -137,3 +137,13 @@ def load_prompt(name: str = DEFAULT_PROMPT, directory: Path = PROMPT_DIR) -> Pro
         examples=examples,
         version="sha256:" + digest.hexdigest(),
     )
+
+
+def field_lines(name: str) -> str:
+    """The prompt lines of an optional built-in field (``field_NAME.md`` beside this
+    module): sent only by runs that enable the field (`papersift run --with NAME`)."""
+    path = PROMPT_DIR / f"field_{name}.md"
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise PromptError(f"the prompt lines of field {name!r} are missing: {path}") from error

@@ -19,6 +19,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from papersift.errors import PapersiftError
+from papersift.report.colours import field_colours, field_css
 from papersift.report.markup import Span, segments
 from papersift.warehouse.report import (
     CUSTOM_PREFIX,
@@ -152,6 +153,7 @@ def chart_data(data: ReportData) -> dict[str, Any]:
         "tasks": [[c.label, c.papers, normalise_name(c.label)] for c in overview.top_tasks],
         "benchmarks": [[c.label, c.papers, normalise_name(c.label)]
                        for c in overview.top_benchmarks],
+        "colours": field_colours(),
         "gains": {
             "labels": [g.metric + (f" [{g.unit}]" if g.unit else "") for g in gains],
             "inQuote": [g.value_in_quote for g in gains],
@@ -277,7 +279,7 @@ def render_html(data: ReportData, *, first_page: int = FIRST_PAGE,
         card_filters=card_filters,
         filter_options=_filter_options(data),
         chart_json=script_json(chart_data(data)),
-        style=Markup((ASSETS / "report.css").read_text(encoding="utf-8")),
+        style=Markup(field_css() + (ASSETS / "report.css").read_text(encoding="utf-8")),
         script=_inline_script(ASSETS / "report.js"),
         chart_js=_inline_script(CHART_JS),
         chart_js_version=chart_js_version(),

@@ -1,17 +1,20 @@
 """The field registry: one declaration per extracted field.
 
 Each :class:`FieldSpec` says what varies from one field to the next: how its items are
-grounded in the abstract, the long table and view that store them and their columns, the
-export, how the report labels and details an item, and which matcher scores it against
-gold. The code that grounds, stores, exports, reports and scores reads these declarations
-(extract.domain.fields, warehouse.store, warehouse.export, warehouse.report,
-extract.domain.evaluation.evaluate), and a test checks that the migrations create every declared
-table, column and view.
+grounded in the abstract, its long table and columns, its views (generated from it by
+warehouse.views), what a reviewer may correct and the item's key, its column of the wide
+paper table, its search filter, workbook sheet and colours, how the report labels and
+details an item, and which matcher scores it against gold. An optional field is asked
+only by runs that enable it (``--with NAME``), so the default request never changes.
+The code that grounds, stores, exports, reports, reviews, searches and scores reads these
+declarations; tests check that the migrations create every declared table and that the
+generated views follow it (tests/test_field_registry.py, test_generated_views.py).
 
 User-defined fields (``papersift run --fields my_fields.py``) are declared with the markers
 at the end of this module; their items go to one generic long table, ``custom_items``.
 
-This module imports nothing of the project's; of the rest, only pydantic.
+This module imports nothing of the project's, and no pydantic when it runs (the command
+line reads it at start).
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 # How code finds a field's items in the abstract:
 #   name    a name looked up as written (exact, ignoring case, then normalised)
@@ -59,17 +63,37 @@ class Column:
 
 
 @dataclass(frozen=True)
+class Entity:
+    """A column of the item whose canonical entity the item view looks up (0008): the
+    view adds ``PREFIXentity_id`` and ``canonical`` (``canonical_COLUMN`` with a prefix),
+    then the lookup's ``extra`` columns (lookup column, name in the view)."""
+
+    column: str
+    kind: str  # entity_lookup.kind
+    prefix: str = ""
+    extra: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        canonical = f"canonical_{self.column}" if self.prefix else "canonical"
+        return (f"{self.prefix}entity_id", canonical, *(name for _, name in self.extra))
+
+
+@dataclass(frozen=True)
 class FieldSpec:
     """Everything that varies by field, declared once."""
 
-    name: str  # the list's key in the stored extraction (PaperExtraction attribute)
-    item: str  # one item, as the report and the highlights call it
+    name: str  # its key in the stored extraction (PaperExtraction) or in the draft
+    item: str  # one item, as the report, `serve` and corrections call it (its item type)
     title: str  # the report's heading
     table: str  # long table of every extraction's items
     view: str  # the same, for each paper's latest extraction
     grounding: Grounding
     columns: tuple[Column, ...]
-    matcher: str  # evaluate: names / gains / types / tasks / artifacts
+    # How eval scores it against gold: names / gains / types / tasks have their own
+    # scoring (evaluate.py); artifacts / values are scored one to one over the items a
+    # gold paper lists under the field's name (evaluate_fields.py, EXTRA_MATCHERS)
+    matcher: str
     label: str = "name"  # the column shown as the item's name
     details: tuple[str, ...] = ()  # columns the report shows beside the name
     grounded: bool = True  # its rows carry evidence and offsets
@@ -77,13 +101,70 @@ class FieldSpec:
     shown: bool = True  # a section of the report's cards (contribution types are a header)
     # Columns a later migration appended to the table, after the evidence (computed by code)
     appended: tuple[Column, ...] = ()
-    # Columns the view adds to the table's own (the canonical entity): exported after them.
-    view_columns: tuple[str, ...] = ()
+    # Reviewers' corrections: the columns a reviewer may change (none: not correctable),
+    # the columns a correction sets by code, and the columns of the item's identity
+    # (its correction key: the first case-folded, the others as written).
+    editable: tuple[str, ...] = ()
+    derived: tuple[str, ...] = ()
+    key: tuple[str, ...] = ("name",)
+    # The canonical entities the item view adds (after the review columns)
+    entities: tuple[Entity, ...] = ()
+    # The wide paper table (paper_summary, papers.csv, the workbook): one column named
+    # like the field, each item written as its label followed by these (text, column)
+    # parts (a text before a value that is there; a flag's text when it is true).
+    in_summary: bool = True
+    summary_parts: tuple[tuple[str, str], ...] = ()
+    # The report's and the review page's colours of its items: line, background
+    colour: tuple[str, str] = ("#475569", "#e2e8f0")
+    # Its filter of `papersift search` and `similar` (--NAME TEXT: papers with an item whose
+    # label contains TEXT) and the filter's help; such fields also show in their hits.
+    search: tuple[str, str] | None = None
+    # Its sheet of the xlsx workbook: the view's columns it shows (none: no sheet)
+    sheet: tuple[str, ...] = ()
+    optional: bool = False  # asked only when a run enables it (`--with NAME`)
+    # An optional field the model drafts: what the draft's list of strings asks for (sent
+    # with its JSON schema; a number field's strings are held to the abstract's numbers),
+    # at most how many, and the module under extract.domain whose
+    # ``ground(raw, text, assembled)`` finds its items in the abstract.
+    draft: str = ""
+    draft_items: int = 8
+    grounder: str = ""
 
     @property
     def export(self) -> str:
         """The name of its long export file (the view's name)."""
         return self.view
+
+    @property
+    def in_extraction(self) -> bool:
+        """Its items are a list of the stored PaperExtraction (the default drafted
+        fields); the others' come beside it (detected, or optional)."""
+        return self.from_draft and not self.optional
+
+    @property
+    def correctable(self) -> bool:
+        return bool(self.editable)
+
+    @property
+    def corrected_view(self) -> str:
+        return f"corrected_{self.view}"
+
+    @property
+    def view_columns(self) -> tuple[str, ...]:
+        """Columns the view adds to the table's own: the review state of corrections
+        (0009) and the canonical entities (0008), exported after the table's."""
+        review = REVIEW_COLUMNS if self.correctable else ()
+        return review + tuple(name for entity in self.entities for name in entity.names)
+
+    def column(self, name: str) -> Column:
+        """A column of its table by name (evidence columns included)."""
+        for found in (*self.columns, *self.appended):
+            if found.name == name:
+                return found
+        sql = dict(self.table_columns()).get(name)
+        if sql is None:
+            raise KeyError(f"{self.name} has no column {name!r}")
+        return Column(name, sql)
 
     def table_columns(self) -> tuple[tuple[str, str], ...]:
         """Every column its table has, in the migrations' order up to the evidence."""
@@ -92,23 +173,40 @@ class FieldSpec:
         return KEY_COLUMNS + own + (EVIDENCE_COLUMNS if self.grounded else ()) + late
 
 
-# Columns the item views add: the review state of corrections (migration 0009) and the
-# canonical entity (0008), in the views' order.
+# Columns the item views add: the review state of corrections (migration 0009).
 REVIEW_COLUMNS = ("item_key", "origin", "review")
-ENTITY_COLUMNS = (*REVIEW_COLUMNS, "entity_id", "canonical")
+
+
+# A sheet's last columns: where the item sits in the abstract.
+_LOCATED = ("evidence", "mention_start", "mention_end", "alignment")
+
+
+def _named(kind: str) -> tuple[Entity, ...]:
+    return (Entity("name", kind),)
+
 
 BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("contribution_types", "type", "Contribution types",
               "extraction_contribution_types", "contribution_types", "choice",
-              (Column("type"),), matcher="types", label="type", grounded=False, shown=False),
+              (Column("type"),), matcher="types", label="type", grounded=False, shown=False,
+              search=("type", "Only papers of this contribution type.")),
     FieldSpec("tasks", "task", "Tasks", "extraction_tasks", "tasks", "phrase",
-              (Column("name"),), matcher="tasks", view_columns=ENTITY_COLUMNS),
+              (Column("name"),), matcher="tasks", editable=("name",),
+              entities=_named("task"), colour=("#2563eb", "#dbeafe"),
+              search=("task", "Only papers with a task containing this text.")),
     FieldSpec("methods", "method", "Methods", "extraction_methods", "methods", "name",
               (Column("name"), Column("expansion"), Column("aliases", "VARCHAR[]")),
-              matcher="names", details=("expansion", "aliases"), view_columns=ENTITY_COLUMNS),
+              matcher="names", details=("expansion", "aliases"), editable=("name",),
+              entities=_named("method"), colour=("#c2410c", "#ffe4cc"),
+              search=("method", "Only papers with a method containing this text."),
+              sheet=("name", "canonical", "entity_id", "expansion", "aliases", *_LOCATED)),
     FieldSpec("benchmarks", "benchmark", "Benchmarks", "extraction_benchmarks", "benchmarks",
               "name", (Column("name"), Column("kind"), Column("introduced", "BOOLEAN")),
-              matcher="names", details=("kind",), view_columns=ENTITY_COLUMNS),
+              matcher="names", details=("kind",), editable=("name", "introduced"),
+              entities=_named("benchmark"), summary_parts=((" (new)", "introduced"),),
+              colour=("#15803d", "#d1f2dc"),
+              search=("benchmark", "Only papers using a benchmark containing this text."),
+              sheet=("name", "canonical", "entity_id", "kind", "introduced", *_LOCATED)),
     FieldSpec("claimed_gains", "gain", "Claimed gains", "extraction_gains", "gains", "number",
               (Column("metric"), Column("value", "DOUBLE"), Column("unit"), Column("kind"),
                Column("baseline"), Column("dataset"),
@@ -118,13 +216,67 @@ BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
               appended=(Column("metric_alignment", attribute=""),
                         Column("baseline_alignment", attribute=""),
                         Column("dataset_alignment", attribute="")),
-              view_columns=(*REVIEW_COLUMNS, "metric_entity_id", "canonical_metric",
-                            "metric_direction",
-                            "metric_kind", "dataset_entity_id", "canonical_dataset")),
+              editable=("metric", "value", "unit", "baseline", "dataset"),
+              derived=("value_in_evidence",), key=("metric", "value"),
+              entities=(Entity("metric", "metric", "metric_",
+                               (("direction", "metric_direction"),
+                                ("metric_kind", "metric_kind"))),
+                        Entity("dataset", "benchmark", "dataset_")),
+              summary_parts=((" ", "value"), (" ", "unit"), (" vs ", "baseline"),
+                             (" on ", "dataset")),
+              colour=("#7e22ce", "#eddcfb"),
+              sheet=("metric", "canonical_metric", "metric_direction", "metric_kind", "value",
+                     "unit", "kind", "baseline", "dataset", "canonical_dataset",
+                     "value_in_evidence", *_LOCATED)),
     FieldSpec("artifacts", "artifact", "Artifacts released", "extraction_artifacts",
               "artifacts", "detect", (Column("kind"), Column("url")), matcher="artifacts",
-              label="kind", details=("url",), from_draft=False),
+              label="kind", details=("url",), from_draft=False, in_summary=False,
+              colour=("#0e7490", "#cffafe")),
+    FieldSpec("prior_methods", "prior_method", "Compared with", "extraction_prior_methods",
+              "prior_methods", "name", (Column("name"),), matcher="values",
+              editable=("name",), entities=_named("method"), colour=("#be185d", "#fce7f3"),
+              sheet=("name", "canonical", "entity_id", *_LOCATED), optional=True,
+              draft="Names of earlier methods or models this paper compares against, as the "
+              "abstract writes them; never the paper's own methods.", draft_items=6,
+              grounder="assembly.prior_methods"),
 )
+# Kept for readers of the view's columns: a named field's review and entity columns.
+ENTITY_COLUMNS = (*REVIEW_COLUMNS, "entity_id", "canonical")
+
+
+def builtin_fields(enabled: tuple[str, ...] | frozenset[str] = ()) -> tuple[FieldSpec, ...]:
+    """The built-in fields of a run: every default one, and the optional ones enabled."""
+    return tuple(spec for spec in BUILTIN_FIELDS if not spec.optional or spec.name in enabled)
+
+
+def optional_fields() -> tuple[FieldSpec, ...]:
+    """The built-in fields a run asks for only when enabled (`--with NAME`)."""
+    return tuple(spec for spec in BUILTIN_FIELDS if spec.optional)
+
+
+def correctable_fields() -> tuple[FieldSpec, ...]:
+    return tuple(spec for spec in BUILTIN_FIELDS if spec.correctable)
+
+
+def search_fields() -> tuple[FieldSpec, ...]:
+    """The fields `papersift search` filters by and shows (FieldSpec.search)."""
+    return tuple(spec for spec in BUILTIN_FIELDS if spec.search is not None)
+
+
+def summary_fields() -> tuple[FieldSpec, ...]:
+    """The default fields with a column in paper_summary (optional ones join the wide
+    table when a run stored them)."""
+    return tuple(spec for spec in BUILTIN_FIELDS if spec.in_summary and not spec.optional)
+
+
+# The matchers of fields scored over the items a gold paper lists under their name.
+EXTRA_MATCHERS = ("artifacts", "values")
+
+
+def extra_scored_fields() -> tuple[FieldSpec, ...]:
+    """The built-in fields eval scores through evaluate_fields (EXTRA_MATCHERS)."""
+    return tuple(spec for spec in BUILTIN_FIELDS if spec.matcher in EXTRA_MATCHERS)
+
 
 # Items of user-defined fields: one generic long table, one view per field on top of it.
 CUSTOM_TABLE = "custom_items"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import time
 from pathlib import Path
 from typing import Annotated
@@ -27,6 +28,7 @@ from papersift.schemas.fields import (
     CUSTOM_VIEW,
     Name,
     builtin,
+    optional_fields,
 )
 from papersift.warehouse import connect
 from papersift.warehouse.db import schema_names
@@ -58,9 +60,10 @@ def test_every_reader_covers_every_field() -> None:
     assert set(_CHILDREN) <= set(WRITABLE_TABLES)
     assert {spec.export for spec in BUILTIN_FIELDS} <= set(_LONG)
     shown = [spec.item for spec in BUILTIN_FIELDS if spec.shown]
-    assert list(FIELDS) == shown and set(FIELD_TITLES) == set(shown)
-    # the stored extraction holds exactly the fields the model drafts
-    drafted = {spec.name for spec in BUILTIN_FIELDS if spec.from_draft}
+    assert list(FIELDS) == [item for item in shown if not builtin(item).optional]
+    assert set(FIELD_TITLES) == set(shown)
+    # the stored extraction holds exactly the default fields the model drafts
+    drafted = {spec.name for spec in BUILTIN_FIELDS if spec.in_extraction}
     assert drafted == set(PaperExtraction.model_fields)
     assert builtin("gain").view == "gains" and builtin("artifacts").grounding == "detect"
 
@@ -156,3 +159,26 @@ def test_thousands_of_user_fields_are_refused_at_once(tmp_path: Path) -> None:
     with pytest.raises(FieldsError, match=r"many\.py: .*3,000 fields; papersift takes at most"):
         load_fields(path)
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("name", [spec.name for spec in optional_fields()])
+def test_an_optional_field_changes_the_request_only_when_enabled(name: str) -> None:
+    """Enabled, an optional built-in field is in the draft, its schema, the prompt and the
+    versions, and travels to workers as data (a FieldSet and a draft pickle); an unknown
+    name is refused."""
+    fields = FieldSet(enabled=(name,))
+    assert name in fields.draft_json_schema(["1"])["properties"]
+    assert name in fields.draft_json_schema()["required"]
+    assert fields.schema_version() != DEFAULT_FIELDS.schema_version()
+    assert fields.grounding_version() != DEFAULT_FIELDS.grounding_version()
+    prompt = load_prompt()
+    assert prompt_for(prompt, fields).version != prompt.version
+    again = pickle.loads(pickle.dumps(fields))
+    assert [spec.name for spec in again.optional] == [name]
+    assert again.schema_version() == fields.schema_version()
+    draft = fields.draft_model.model_validate(
+        {"tasks": ["t"], "methods": [], "benchmarks": [], "gains": [], "types": ["method"],
+         name: ["X"]})
+    assert getattr(pickle.loads(pickle.dumps(draft)), name) == ["X"]
+    with pytest.raises(FieldsError, match="no optional field"):
+        FieldSet(enabled=("no_such_field",))

@@ -105,12 +105,12 @@ def test_snippet_marks_the_query_words(indexed_db: Path, embedder: embedding.Emb
 
 
 @pytest.mark.parametrize(("filters", "check"), [
-    (search.SearchFilters(task="recommendation"),
+    (search.SearchFilters.of(task="recommendation"),
      "SELECT count(*) FROM tasks WHERE paper_id = ? AND name ILIKE '%recommendation%'"),
     (search.SearchFilters(has_numbers=True), "SELECT count(*) FROM gains WHERE paper_id = ?"),
-    (search.SearchFilters(type="benchmark"),
+    (search.SearchFilters.of(type="benchmark"),
      "SELECT count(*) FROM contribution_types WHERE paper_id = ? AND type = 'benchmark'"),
-    (search.SearchFilters(method="NCM"),
+    (search.SearchFilters.of(method="NCM"),
      "SELECT count(*) FROM methods WHERE paper_id = ? AND name ILIKE '%ncm%'"),
 ])
 def test_filters_keep_only_matching_papers(indexed_db: Path, embedder: embedding.Embedder,

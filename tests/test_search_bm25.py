@@ -39,7 +39,7 @@ def _agrees(ranked: list[tuple[str, float]], reference: dict[str, float]) -> Non
 
 
 @pytest.mark.parametrize("filters", [search.SearchFilters(),
-                                     search.SearchFilters(type="benchmark")])
+                                     search.SearchFilters.of(type="benchmark")])
 def test_keyword_ranking_is_match_bm25(corpus_db: Path, tmp_path: Path,
                                        filters: search.SearchFilters) -> None:
     con = _indexed(corpus_db, tmp_path)

@@ -25,23 +25,23 @@ from typing import Any
 
 import duckdb
 
-from papersift.schemas.fields import custom_item_field
+from papersift.schemas.fields import correctable_fields, custom_item_field
 from papersift.schemas.numbers import numbers_in, value_matches
 from papersift.warehouse.cells import sheet_safe
 from papersift.warehouse.db import WarehouseError, transaction
 from papersift.warehouse.rowdicts import first_row, query_dicts
 from papersift.warehouse.store import WRITE_LOCK
 
-ITEM_TYPES = ("task", "method", "benchmark", "gain")
-VIEWS = {"task": "tasks", "method": "methods", "benchmark": "benchmarks", "gain": "gains"}
-# The fields a reviewer may change, by item type, with the type each value must have.
+# The correctable built-in fields by item type, and what a reviewer may change on each
+# (with the type each value must have), from the registry (FieldSpec.editable).
+_CORRECTABLE = {spec.item: spec for spec in correctable_fields()}
+_PYTHON_TYPES: dict[str, type] = {"VARCHAR": str, "DOUBLE": float, "BOOLEAN": bool}
+ITEM_TYPES = tuple(_CORRECTABLE)
+VIEWS = {kind: spec.view for kind, spec in _CORRECTABLE.items()}
 EDITABLE: dict[str, dict[str, type]] = {
-    "task": {"name": str},
-    "method": {"name": str},
-    "benchmark": {"name": str, "introduced": bool},
-    "gain": {"metric": str, "value": float, "unit": str, "baseline": str, "dataset": str},
-}
-REQUIRED = {"task": "name", "method": "name", "benchmark": "name", "gain": "metric"}
+    kind: {column: _PYTHON_TYPES[spec.column(column).sql] for column in spec.editable}
+    for kind, spec in _CORRECTABLE.items()}
+REQUIRED = {kind: spec.label for kind, spec in _CORRECTABLE.items()}
 STATUS_ACTIONS = ("accept", "reject", "restore")
 CUSTOM_EDITABLE: dict[str, type] = {"value": str}  # a user field's item
 

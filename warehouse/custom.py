@@ -18,8 +18,9 @@ from typing import Any
 
 import duckdb
 
-from papersift.schemas.fields import CUSTOM_TABLE, CUSTOM_VIEW, CustomField, builtin
+from papersift.schemas.fields import CUSTOM_TABLE, CUSTOM_VIEW, CustomField, extra_scored_fields
 from papersift.warehouse.db import WarehouseError
+from papersift.warehouse.views import stored_fields, summary_column
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 # The long export of every user field's items (custom.csv, the workbook's custom sheet).
@@ -68,9 +69,14 @@ def declared_fields(con: duckdb.DuckDBPyConnection) -> list[CustomField]:
 
 
 def summary_columns(con: duckdb.DuckDBPyConnection, alias: str = "s") -> list[str]:
-    """One column of the wide paper table per user field, ``custom_NAME``: its items of
-    the paper's latest extraction, joined with '; ' (a number with its unit)."""
-    return [f"(SELECT string_agg(c.value || CASE WHEN c.unit IS NULL OR c.unit = 'absolute' "
+    """The wide paper table's columns beyond paper_summary's: one per optional built-in
+    field a run stored (named like the field), then one per user field, ``custom_NAME``:
+    its items of the paper's latest extraction, joined with '; ' (a number with its
+    unit)."""
+    optional = [summary_column(spec, f"{alias}.extraction_id")
+                for spec in stored_fields(con) if spec.optional and spec.in_summary]
+    return optional + [
+            f"(SELECT string_agg(c.value || CASE WHEN c.unit IS NULL OR c.unit = 'absolute' "
             f"THEN '' ELSE ' ' || c.unit END, '; ' ORDER BY c.idx) FROM {CUSTOM_VIEW} c "
             f"WHERE c.extraction_id = {alias}.extraction_id AND c.field = '{spec.name}') "
             f"AS {spec.summary_column}"
@@ -78,8 +84,8 @@ def summary_columns(con: duckdb.DuckDBPyConnection, alias: str = "s") -> list[st
 
 
 def wide_papers(con: duckdb.DuckDBPyConnection, text_as: str = "text") -> str:
-    """The wide paper table: paper_summary with a column per user field before the
-    abstract (``text_as`` names the abstract's column)."""
+    """The wide paper table: paper_summary with a column per stored optional field and
+    per user field before the abstract (``text_as`` names the abstract's column)."""
     own = "".join(f", {column}" for column in summary_columns(con))
     return (f"SELECT s.* EXCLUDE (text){own}, s.text AS {text_as} FROM paper_summary s "
             "ORDER BY s.paper_id")
@@ -87,14 +93,18 @@ def wide_papers(con: duckdb.DuckDBPyConnection, text_as: str = "text") -> str:
 
 def extra_items(con: duckdb.DuckDBPyConnection,
                 ids: list[str]) -> list[tuple[str, str, Any]]:
-    """(extraction id, field, item) of these extractions' artifacts, as (kind, url), and
-    user-field values (field ``custom.NAME``), in order."""
-    artifacts = builtin("artifacts").table
-    rows: list[tuple[str, str, Any]] = [
-        (extraction_id, "artifacts", (kind, url)) for extraction_id, kind, url in con.execute(
-            f"SELECT extraction_id, kind, url FROM {artifacts} "
-            "WHERE list_contains(?, extraction_id) ORDER BY extraction_id, idx",
-            [ids]).fetchall()]
+    """(extraction id, field, item) of these extractions' items of the built-in fields
+    eval scores as listed in gold (artifacts as (kind, url); a field's label, with its
+    details as a tuple when it declares some), then user-field values (field
+    ``custom.NAME``), in order."""
+    rows: list[tuple[str, str, Any]] = []
+    for spec in extra_scored_fields():
+        columns = ", ".join((spec.label, *spec.details))
+        rows += [(found[0], spec.name, tuple(found[1:]) if spec.details else found[1])
+                 for found in con.execute(
+                     f"SELECT extraction_id, {columns} FROM {spec.table} "
+                     "WHERE list_contains(?, extraction_id) ORDER BY extraction_id, idx",
+                     [ids]).fetchall()]
     rows += [(extraction_id, f"custom.{name}", value)
              for extraction_id, name, value in con.execute(
                  f"SELECT extraction_id, field, value FROM {CUSTOM_TABLE} "

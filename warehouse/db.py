@@ -1,7 +1,8 @@
 """Opening a warehouse file and bringing its schema up to date.
 
 Migrations are numbered SQL files in ``migrations/`` (``0001_name.sql``), append-only,
-each applied in its own transaction and recorded in ``_migrations``.
+each applied in its own transaction and recorded in ``_migrations``. The views of each
+field are generated from the registry after them (warehouse.views).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import duckdb
 
 from papersift.errors import PapersiftError
+from papersift.warehouse.views import generated_names, refresh_views, views_hash
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 _MIGRATION_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -71,8 +73,8 @@ def schema_names() -> set[str]:
     """Every table, view and macro name the migrations create (user fields stay clear)."""
     sources = [path for _, _, path in migration_files()]
     sources += sorted(Path(__file__).parent.glob("*.py"))  # tables code creates (search)
-    return {name.lower() for path in sources
-            for name in _CREATED.findall(path.read_text(encoding="utf-8"))}
+    return generated_names() | {name.lower() for path in sources
+                                for name in _CREATED.findall(path.read_text(encoding="utf-8"))}
 
 
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[int]:
@@ -106,7 +108,9 @@ def committed(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 def migrate(con: duckdb.DuckDBPyConnection, directory: Path = MIGRATIONS_DIR) -> list[int]:
-    """Apply the migrations this database lacks, each in a transaction; return their numbers."""
+    """Apply the migrations this database lacks, each in a transaction, then (re)create
+    the views generated from the field registry (warehouse.views) when their SQL changed
+    or a migration ran; return the migrations' numbers."""
     done = set(applied_migrations(con))
     newly = []
     for number, name, path in migration_files(directory):
@@ -123,7 +127,13 @@ def migrate(con: duckdb.DuckDBPyConnection, directory: Path = MIGRATIONS_DIR) ->
                 raise WarehouseError(storage_failure(error)) from None
             raise WarehouseError(f"migration {path.name} failed: {error}") from error
         newly.append(number)
-    if newly:
+    refreshed = False
+    try:  # the generated views read the shipped schema, not another folder's
+        if directory == MIGRATIONS_DIR:
+            refreshed = refresh_views(con, force=bool(newly))
+    except duckdb.Error as error:
+        raise WarehouseError(f"the generated views failed: {error}") from error
+    if newly or refreshed:
         # DDL is the part of DuckDB's WAL replay with known failures after a kill (see
         # docs/reliability.md, "Nothing lost"): checkpoint so the new schema never waits in the WAL.
         con.execute("CHECKPOINT")
@@ -274,6 +284,7 @@ def connect_bounded(path: str | Path, bounds: Bounds,
     path = Path(path)
     if not path.exists():
         raise WarehouseError(missing_warehouse(path))
+    upgrade_for_reading(path)
     config: dict[str, object] = {
         "temp_directory": str(bounds.temp_directory),
         "memory_limit": bounds.memory_limit,
@@ -307,6 +318,46 @@ def _prepared_sandbox(path: Path, prepare: Callable[[duckdb.DuckDBPyConnection],
         con.close()
         raise
     return con
+
+
+def _stale(path: Path) -> bool:
+    """Whether a warehouse lacks a migration or its generated views are not this
+    version's (a file an older papersift wrote); False for a file that is no warehouse
+    or cannot be read now."""
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        done = {row[0] for row in con.execute("SELECT version FROM _migrations").fetchall()}
+        row = con.execute("SELECT hash FROM _generated_views").fetchone()
+    except duckdb.CatalogException:  # no _migrations: not a warehouse; else no views yet
+        return bool(con.execute("SELECT count(*) FROM duckdb_tables() "
+                                "WHERE table_name = '_migrations'").fetchone() == (1,))
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
+    wanted = {number for number, _, _ in migration_files()}
+    return not wanted <= done or row is None or row[0] != views_hash()
+
+
+def upgrade_for_reading(path: Path) -> None:
+    """Before a read-only open: bring a warehouse an older papersift wrote up to date
+    (migrations, generated views), so readers find every table and view they read. A
+    file another process holds, or one that cannot be written, is read as it is."""
+    if not _stale(path):
+        return
+    try:
+        con = duckdb.connect(str(path), read_only=False)
+    except duckdb.Error:
+        return
+    try:
+        migrate(con)
+    except WarehouseError:
+        pass
+    finally:
+        con.close()
 
 
 def missing_warehouse(path: Path) -> str:
@@ -345,6 +396,7 @@ def connect(
     if (read_only or not create) and not path.exists():
         raise WarehouseError(missing_warehouse(path))
     if read_only:
+        upgrade_for_reading(path)
         if sandbox and prepare is not None:
             return _prepared_sandbox(path, prepare)
         return _open(path, read_only=True, config=dict(SANDBOX) if sandbox else {})

@@ -10,18 +10,27 @@ from typing import Any
 
 import duckdb
 
+from papersift.schemas.fields import builtin
+
 Rows = list[tuple[Any, ...]]
 
-# The child rows an evaluation reads, by the key evaluate uses, in stored order.
+
+def _table(field: str) -> str:
+    return builtin(field).table
+
+
+# The child rows the scoring of the original fields reads (evaluate.py: each has its own
+# matching), by the key evaluate uses, in stored order; tables from the registry.
 _ITEM_QUERIES = {
-    "types": "SELECT extraction_id, type FROM extraction_contribution_types",
-    "tasks": "SELECT extraction_id, name, alignment FROM extraction_tasks",
-    "methods": "SELECT extraction_id, name, expansion, aliases, alignment FROM extraction_methods",
-    "benchmarks": "SELECT extraction_id, name, introduced, alignment FROM extraction_benchmarks",
-    "gains": "SELECT extraction_id, value, metric, alignment, value_in_evidence "
-             "FROM extraction_gains",
+    "types": f"SELECT extraction_id, type FROM {_table('contribution_types')}",
+    "tasks": f"SELECT extraction_id, name, alignment FROM {_table('tasks')}",
+    "methods": f"SELECT extraction_id, name, expansion, aliases, alignment "
+               f"FROM {_table('methods')}",
+    "benchmarks": f"SELECT extraction_id, name, introduced, alignment "
+                  f"FROM {_table('benchmarks')}",
+    "gains": f"SELECT extraction_id, value, metric, alignment, value_in_evidence "
+             f"FROM {_table('claimed_gains')}",
 }
-_NAME_TABLES = {"methods": "extraction_methods", "benchmarks": "extraction_benchmarks"}
 _GAIN_ATTRIBUTES = ("metric", "baseline", "dataset")
 
 
@@ -98,7 +107,8 @@ def gain_attribute_counts(con: duckdb.DuckDBPyConnection, extraction_ids: Sequen
     for attribute in _GAIN_ATTRIBUTES:
         rows = con.execute(
             f"SELECT coalesce({attribute}_alignment, 'not given'), count(*) "
-            "FROM extraction_gains WHERE list_contains(?, extraction_id) GROUP BY 1",
+            f"FROM {_table('claimed_gains')} WHERE list_contains(?, extraction_id) "
+            "GROUP BY 1",
             [list(extraction_ids)]).fetchall()
         out[attribute] = {str(status): int(n) for status, n in sorted(rows)}
     return out
@@ -106,7 +116,7 @@ def gain_attribute_counts(con: duckdb.DuckDBPyConnection, extraction_ids: Sequen
 
 def item_names(con: duckdb.DuckDBPyConnection, kind: str, extraction_ids: list[str]) -> Rows:
     """(extraction_id, name) of each stored method or benchmark (``kind``), in stored order."""
-    return con.execute(f"SELECT extraction_id, name FROM {_NAME_TABLES[kind]} "
+    return con.execute(f"SELECT extraction_id, name FROM {_table(kind)} "
                        "WHERE list_contains(?, extraction_id) ORDER BY extraction_id, idx",
                        [extraction_ids]).fetchall()
 

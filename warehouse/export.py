@@ -15,6 +15,7 @@ from papersift.warehouse.cells import SHEET_SAFE_MACRO, sheet_safe_query
 from papersift.warehouse.choices import FORMATS
 from papersift.warehouse.custom import CUSTOM_LONG, has_custom_items, wide_papers
 from papersift.warehouse.db import WarehouseError, connect, missing_warehouse, storage_failure
+from papersift.warehouse.views import stored_fields
 
 _ITEM = "evidence, char_start, char_end, alignment, align_score"
 _STRUCT_ITEM = (
@@ -57,9 +58,8 @@ _CUSTOM_JSONL = (f"(SELECT list({{'field': field, 'value': value, 'unit': unit, 
                  "WHERE x.extraction_id = l.extraction_id) AS custom")
 
 
-def _jsonl(custom: bool) -> str:
-    fields = [_jsonl_column(spec) for spec in BUILTIN_FIELDS] + ([_CUSTOM_JSONL] if custom
-                                                                 else [])
+def _jsonl(custom: bool, stored: tuple[FieldSpec, ...] = BUILTIN_FIELDS) -> str:
+    fields = [_jsonl_column(spec) for spec in stored] + ([_CUSTOM_JSONL] if custom else [])
     return f"""
 SELECT
     p.paper_id,
@@ -149,14 +149,18 @@ def _write(db_path: str | Path, out: Path, fmt: str, bom: bool) -> list[Exported
     written: list[Exported] = []
     try:
         custom = has_custom_items(con)
+        stored = stored_fields(con)  # an optional field no run enabled is left out
         if fmt == "jsonl":
             path = out / "papers.jsonl"
-            written.append(Exported(path, _copy(con, _jsonl(custom), path, "FORMAT JSON")))
+            written.append(Exported(path, _copy(con, _jsonl(custom, stored), path,
+                                                "FORMAT JSON")))
             return written
         options = "FORMAT CSV, HEADER" if fmt == "csv" else "FORMAT PARQUET"
         aliases = "array_to_string(aliases, '; ')" if fmt == "csv" else "aliases"
         tables = {"papers": wide_papers(con)}
-        tables.update({name: sql.replace("{aliases}", aliases) for name, sql in _LONG.items()})
+        skipped = {spec.export for spec in BUILTIN_FIELDS if spec not in stored}
+        tables.update({name: sql.replace("{aliases}", aliases) for name, sql in _LONG.items()
+                       if name not in skipped})
         if custom:
             tables[CUSTOM_VIEW] = CUSTOM_LONG
         if fmt == "csv":

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from papersift.schemas.fields import CUSTOM_VIEW
+from papersift.schemas.fields import CUSTOM_VIEW, FieldSpec
 from papersift.warehouse.custom import declared_fields
 from papersift.warehouse.db import WarehouseError, connect
 from papersift.warehouse.report_entities import entity_aliases, load_leaderboard
@@ -25,6 +25,7 @@ from papersift.warehouse.report_map import load_map
 from papersift.warehouse.report_model import (
     CUSTOM_PREFIX,
     FIELDS,
+    OPTIONAL_SHOWN,
     SHOWN_FIELDS,
     TITLES,
     Count,
@@ -42,10 +43,11 @@ from papersift.warehouse.report_model import (
 from papersift.warehouse.rowdicts import query_dicts
 from papersift.warehouse.store import RunCounts
 
-__all__ = ["CUSTOM_PREFIX", "FIELDS", "SHOWN_TEXT_CHARS", "TITLES", "Count", "Extraction",
-           "GainGroup", "Item", "Overview", "PaperCard", "Price", "ReportData", "RunInfo",
-           "Source", "Versions", "item_details", "load_cards", "load_report", "load_runs",
-           "normalise_name", "shown_text", "summarise"]
+__all__ = ["CUSTOM_PREFIX", "FIELDS", "OPTIONAL_SHOWN", "SHOWN_FIELDS", "SHOWN_TEXT_CHARS",
+           "TITLES", "Count", "Extraction", "GainGroup", "Item", "Overview", "PaperCard",
+           "Price", "ReportData", "RunInfo", "Source", "Versions", "item_details",
+           "item_from_row", "load_cards", "load_report", "load_runs", "normalise_name",
+           "shown_text", "summarise"]
 
 
 def normalise_name(name: str) -> str:
@@ -82,28 +84,39 @@ def _unverified_attributes(row: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 def _item(kind: str, row: dict[str, Any],
           aliases: dict[str, tuple[str, ...]] | None = None) -> Item:
     spec = SHOWN_FIELDS.get(kind)
+    return item_from_row(spec, kind, row, aliases,
+                         _unverified_attributes(row) if kind == "gain" else ())
+
+
+def item_from_row(spec: FieldSpec | None, kind: str, row: dict[str, Any],
+                  aliases: dict[str, tuple[str, ...]] | None = None,
+                  flags: tuple[tuple[str, str], ...] = ()) -> Item:
+    """A row of a field's view as the report's Item (``spec`` None: a user field's):
+    its label and details as declared, its canonical entity (the first it looks up), a
+    number field's value and unit, a flag column ``introduced`` when it has one."""
     label = spec.label if spec is not None else "value"
     details = spec.details if spec is not None else ("unit",)
-    entity = row.get("metric_entity_id" if kind == "gain" else "entity_id")
+    entity = spec.entities[0].names if spec is not None and spec.entities else None
+    numeric = spec is not None and spec.grounding == "number"
+    entity_id = row.get(entity[0]) if entity else None
     return Item(
-        canonical=row.get("canonical_metric" if kind == "gain" else "canonical"),
-        aliases=(aliases or {}).get(str(entity), ()) if entity else (),
+        canonical=row.get(entity[1]) if entity else None,
+        aliases=(aliases or {}).get(str(entity_id), ()) if entity_id else (),
         field=kind,
         idx=int(row["idx"]),
         name=str(row[label]),
-        details=item_details(row, details)
-        + (_unverified_attributes(row) if kind == "gain" else ()),
-        evidence=str(row["evidence"]),
+        details=item_details(row, details) + flags,
+        evidence=str(row["evidence"] or ""),
         # highlight the item itself where code found it, else its evidence quote
         char_start=row["char_start"] if row.get("mention_start") is None
         else row["mention_start"],
         char_end=row["char_end"] if row.get("mention_end") is None else row["mention_end"],
         alignment=str(row["alignment"]),
         align_score=row["align_score"],
-        value=row.get("value") if kind == "gain" else None,
-        unit=row.get("unit") if kind == "gain" else None,
-        value_in_evidence=row.get("value_in_evidence") if kind == "gain" else None,
-        introduced=row.get("introduced") if kind == "benchmark" else None,
+        value=row.get("value") if numeric else None,
+        unit=row.get("unit") if numeric else None,
+        value_in_evidence=row.get("value_in_evidence") if numeric else None,
+        introduced=row.get("introduced") if spec is not None else None,
     )
 
 
@@ -314,7 +327,8 @@ def load_report(db_path: str | Path, *, top: int = 10, price: Price | None = Non
         overview=summarise(cards, runs, top=top),
         papers=tuple(cards),
         price=price,
-        fields=(*FIELDS, *custom),
+        fields=(*FIELDS, *(item for item in OPTIONAL_SHOWN
+                           if any(card.of(item) for card in cards)), *custom),
         titles={**TITLES, **{name: name.removeprefix(CUSTOM_PREFIX) for name in custom}},
         descriptions={name: declared[name].description for name in custom if name in declared},
         topic_map=topic_map,

@@ -15,7 +15,9 @@ from papersift.warehouse.store import RunCounts
 
 # The registry's fields shown as sections of each card (schemas.fields), by item name.
 SHOWN_FIELDS = {spec.item: spec for spec in BUILTIN_FIELDS if spec.shown}
-FIELDS = tuple(SHOWN_FIELDS)
+# Every card has a section per default field; an optional one's shows where items are.
+FIELDS = tuple(item for item, spec in SHOWN_FIELDS.items() if not spec.optional)
+OPTIONAL_SHOWN = tuple(item for item, spec in SHOWN_FIELDS.items() if spec.optional)
 TITLES = {item: spec.title for item, spec in SHOWN_FIELDS.items()}
 # A user-defined field's items show as the field "custom-NAME".
 CUSTOM_PREFIX = CUSTOM_ITEM_PREFIX

@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from papersift.schemas.fields import CUSTOM_VIEW
+from papersift.schemas.fields import CUSTOM_VIEW, search_fields, summary_fields
 from papersift.warehouse.custom import declared_fields, summary_columns
 from papersift.warehouse.db import WarehouseError
 
@@ -167,27 +167,36 @@ def _build_postings(con: duckdb.DuckDBPyConnection) -> None:
 class SearchFilters:
     """Narrow the candidates; names match case-insensitively, as substrings."""
 
-    task: str | None = None
-    benchmark: str | None = None
-    method: str | None = None
-    type: str | None = None
+    # (a field's filter name, text): an item of that field whose label contains the text
+    # (FieldSpec.search: task, method, benchmark, type)
+    named: tuple[tuple[str, str], ...] = ()
     has_numbers: bool = False
     area: str | None = None  # an area id, or words of its label
     # (user field, value): a choice or flag equals the value (ignoring case); another
     # field's item contains it
     custom: tuple[tuple[str, str], ...] = ()
 
+    @classmethod
+    def of(cls, **given: Any) -> SearchFilters:
+        """Filters by keyword: a field's filter name (``task="..."``, unset when None)
+        or one of the other attributes."""
+        names = {spec.search[0] for spec in search_fields() if spec.search}
+        named = tuple((name, str(value)) for name, value in given.items()
+                      if name in names and value)
+        return cls(named=named, **{k: v for k, v in given.items() if k not in names})
+
     def where(self) -> tuple[str, list[Any]]:
         """A predicate on ``p.paper_id`` and its parameters."""
         clauses: list[str] = []
         params: list[Any] = []
-        for value, view, column in ((self.task, "tasks", "name"),
-                                    (self.benchmark, "benchmarks", "name"),
-                                    (self.method, "methods", "name"),
-                                    (self.type, "contribution_types", "type")):
+        by_name = {spec.search[0]: spec for spec in search_fields() if spec.search}
+        for name, value in self.named:
+            spec = by_name.get(name)
+            if spec is None:
+                raise WarehouseError(f"no search filter {name!r}; one of {sorted(by_name)}")
             if value:
-                clauses.append(f"p.paper_id IN (SELECT paper_id FROM {view} WHERE "
-                               f"{column} ILIKE ?)")
+                clauses.append(f"p.paper_id IN (SELECT paper_id FROM {spec.view} WHERE "
+                               f"{spec.label} ILIKE ?)")
                 params.append(f"%{value}%")
         if self.has_numbers:
             clauses.append("p.paper_id IN (SELECT paper_id FROM gains)")
@@ -357,8 +366,8 @@ def stored_vector(con: duckdb.DuckDBPyConnection, paper_id: str, model_id: str) 
 
 def paper_fields(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]
                  ) -> dict[str, dict[str, Any]]:
-    """The wide fields of some papers (title, the file's id, text, tasks, methods,
-    benchmarks, types, area, and a custom_NAME per user field)."""
+    """The wide fields of some papers (title, the file's id, text, a column per field of
+    paper_summary, area, and a custom_NAME per user field)."""
     if not paper_ids:
         return {}
     has_areas = _count(con, "SELECT count(*) FROM topic_runs") > 0
@@ -366,9 +375,9 @@ def paper_fields(con: duckdb.DuckDBPyConnection, paper_ids: Sequence[str]
             "s.paper_id)" if has_areas else "NULL")
     own = "".join(f", {column}" for column in summary_columns(con))
     cursor = con.execute(
-        "SELECT s.paper_id, s.title, s.source_id, s.text, s.tasks, s.methods, s.benchmarks, "
-        f"s.contribution_types, "
-        f"s.claimed_gains, {area} AS area{own} FROM paper_summary s WHERE s.paper_id IN "
+        "SELECT s.paper_id, s.title, s.source_id, s.text, "
+        + "".join(f"s.{spec.name}, " for spec in summary_fields())
+        + f"{area} AS area{own} FROM paper_summary s WHERE s.paper_id IN "
         "(SELECT unnest(?))", [list(paper_ids)])
     columns = [d[0] for d in cursor.description or []]
     return {row[0]: dict(zip(columns, row, strict=True)) for row in cursor.fetchall()}

@@ -1,6 +1,7 @@
 """`papersift export --format xlsx`: one workbook, a sheet per table, for spreadsheets.
 
-Sheets: papers (a column per user field too), methods, benchmarks, gains, leaderboard,
+Sheets: papers (a column per user field too), a sheet per field that declares one in the
+registry (methods, benchmarks, gains), leaderboard,
 entities, and custom (the user fields' items) when a run declared some. Each has a frozen
 header row, an autofilter, column widths fitted to the content (capped), and lists joined
 with '; '. Written with XlsxWriter in constant-memory mode, row by row.
@@ -16,22 +17,14 @@ import xlsxwriter
 
 from papersift.warehouse.custom import CUSTOM_LONG, has_custom_items, wide_papers
 from papersift.warehouse.db import connect
+from papersift.warehouse.views import stored_fields
 
 WORKBOOK_NAME = "papersift.xlsx"
 MAX_WIDTH = 60  # characters; longer cells wrap instead of widening the column
 # Excel's limit on one cell's text.
 MAX_CELL_CHARS = 32_767
+# The sheets after the fields' own (see _sheets).
 SHEETS = {
-    "papers": "SELECT * EXCLUDE (text), text AS abstract FROM paper_summary ORDER BY paper_id",
-    "methods": ("SELECT paper_id, idx, name, canonical, entity_id, expansion, aliases, evidence, "
-                "mention_start, mention_end, alignment FROM methods ORDER BY paper_id, idx"),
-    "benchmarks": ("SELECT paper_id, idx, name, canonical, entity_id, kind, introduced, "
-                   "evidence, mention_start, mention_end, alignment FROM benchmarks "
-                   "ORDER BY paper_id, idx"),
-    "gains": ("SELECT paper_id, idx, metric, canonical_metric, metric_direction, metric_kind, "
-              "value, unit, kind, baseline, dataset, canonical_dataset, value_in_evidence, "
-              "evidence, mention_start, mention_end, alignment FROM gains "
-              "ORDER BY paper_id, idx"),
     "leaderboard": ("SELECT benchmark, metric, direction, method, score, improvement, "
                     "efficiency, unit, result_kind, baseline, paper_id, evidence, "
                     "mention_start, mention_end FROM leaderboard "
@@ -54,9 +47,12 @@ def _cell(value: Any) -> Any:
 
 
 def _sheets(con: Any) -> dict[str, str]:
-    """The workbook's sheets: the wide paper table with the user fields' columns, the
-    built-in sheets, and the user fields' items when there are any."""
-    sheets = {**SHEETS, "papers": wide_papers(con, text_as="abstract")}
+    """The workbook's sheets: the wide paper table with the user fields' columns, a sheet
+    per stored field that declares one (FieldSpec.sheet), the other built-in sheets, and
+    the user fields' items when there are any."""
+    fields = {spec.view: f"SELECT paper_id, idx, {', '.join(spec.sheet)} FROM {spec.view} "
+              "ORDER BY paper_id, idx" for spec in stored_fields(con) if spec.sheet}
+    sheets = {"papers": wide_papers(con, text_as="abstract"), **fields, **SHEETS}
     if has_custom_items(con):
         sheets["custom"] = f"{CUSTOM_LONG} ORDER BY paper_id, field, idx"
     return sheets

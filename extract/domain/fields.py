@@ -1,10 +1,10 @@
 """The field registry at work: the draft a run asks for, grounding and rows per field.
 
-:class:`FieldSet` is a run's fields: the built-in ones (schemas.fields.BUILTIN_FIELDS)
-and, with ``--fields``, a user's. Without user fields every answer is exactly what it
-was: the same draft type, JSON schema, schema version and prompt. With them, the user's
-fields are added to the draft and its schema, and the schema version (so every cache
-key) covers them.
+:class:`FieldSet` is a run's fields: the built-in ones (schemas.fields.BUILTIN_FIELDS),
+the optional ones a run enables (``--with NAME``) and, with ``--fields``, a user's.
+Without the last two every answer is exactly what it was: the same draft type, JSON
+schema, schema version and prompt. With them, their fields are added to the draft and
+its schema, and the schema version (so every cache key) covers them.
 
 :func:`ground` is the whole of grounding: extract.domain.assembly.assemble for the draft's own
 fields, the detectors for fields code finds alone (artifacts), and the strategies of
@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import importlib
 import importlib.util
 import inspect
 import json
@@ -34,15 +35,17 @@ from papersift.extract.domain.assembly.custom import ground_custom
 from papersift.extract.domain.lookup.grounding import Alignment
 from papersift.extract.domain.rules.artifacts import DETECTION_VERSION, detect_artifacts
 from papersift.extract.domain.user_draft import user_draft
-from papersift.prompts import Prompt
+from papersift.prompts import Prompt, field_lines
 from papersift.schemas import PaperDraft, draft_json_schema, schema_version
+from papersift.schemas.draft import MAX_NAME_CHARS
 from papersift.schemas.fields import (
-    BUILTIN_FIELDS,
     CustomField,
     FieldSpec,
+    builtin_fields,
     builtin_names,
     custom_fields,
     fields_hash,
+    optional_fields,
 )
 from papersift.schemas.numbers import number_spans
 from papersift.schemas.paper import content_hash
@@ -99,22 +102,39 @@ class FieldSet:
     warehouse.db.schema_names, which the caller passes: the domain reads no warehouse)."""
 
     def __init__(self, user_model: type[BaseModel] | None = None,
-                 source: str | None = None, reserved: Collection[str] = ()) -> None:
+                 source: str | None = None, reserved: Collection[str] = (),
+                 enabled: Collection[str] = ()) -> None:
         taken = {*PaperDraft.model_fields, *dir(PaperDraft), *builtin_names(), *reserved}
         try:
             custom = custom_fields(user_model, taken) if user_model is not None else ()
         except ValueError as error:
             raise FieldsError(str(error)) from error
         schema = user_model.model_json_schema() if user_model is not None else None
-        self._set(schema, custom, source)
+        self._set(schema, custom, source, _optional(enabled))
 
     def _set(self, schema: dict[str, Any] | None, custom: tuple[CustomField, ...],
-             source: str | None) -> None:
+             source: str | None, optional: tuple[FieldSpec, ...] = ()) -> None:
         self.user_schema = schema
         self.custom: tuple[CustomField, ...] = custom
         self.source = source
+        self.optional: tuple[FieldSpec, ...] = optional  # the optional fields enabled
+        added = self._added_schema()
         self.draft_model: type[PaperDraft] = (
-            PaperDraft if schema is None else user_draft(json.dumps(schema)))
+            PaperDraft if added is None else user_draft(json.dumps(added)))
+
+    def _added_schema(self) -> dict[str, Any] | None:
+        """The draft's fields beyond PaperDraft's: the user's, then the optional ones
+        enabled (a list of names each, required); None when there are none."""
+        if not self.optional:
+            return self.user_schema
+        schema = copy.deepcopy(self.user_schema or {"properties": {}})
+        for spec in self.optional:
+            schema["properties"][spec.name] = {
+                "description": spec.draft, "items": {"maxLength": MAX_NAME_CHARS,
+                                                     "type": "string"},
+                "maxItems": spec.draft_items, "type": "array"}
+            schema["required"] = [*schema.get("required", []), spec.name]
+        return schema
 
     @classmethod
     def from_declaration(cls, declaration: dict[str, Any] | None) -> FieldSet:
@@ -124,33 +144,44 @@ class FieldSet:
         fields = cls.__new__(cls)
         fields._set(declaration["schema"],
                     tuple(CustomField.from_data(f) for f in declaration["fields"]),
-                    declaration.get("source"))
+                    declaration.get("source"), _optional(declaration.get("optional", ())))
         return fields
 
     def declaration(self) -> dict[str, Any] | None:
-        """The user's fields as JSON data: their schema, declarations and file."""
-        if self.user_schema is None:
+        """The user's fields as JSON data: their schema, declarations and file, and the
+        optional built-in fields enabled (None: the default fields alone)."""
+        if self.user_schema is None and not self.optional:
             return None
-        return {"schema": self.user_schema, "fields": [f.as_data() for f in self.custom],
-                "source": self.source}
+        found: dict[str, Any] = {"schema": self.user_schema,
+                                 "fields": [f.as_data() for f in self.custom],
+                                 "source": self.source}
+        if self.optional:
+            found["optional"] = [spec.name for spec in self.optional]
+        return found
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FieldSet.from_declaration, (self.declaration(),))
 
     @property
     def builtin(self) -> tuple[FieldSpec, ...]:
-        return BUILTIN_FIELDS
+        return builtin_fields(frozenset(spec.name for spec in self.optional))
 
     def grounding_version(self) -> str:
         """The grounding code's version in this run's extraction ids."""
-        return GROUNDING_VERSION if not self.custom else \
+        version = GROUNDING_VERSION if not self.custom else \
             f"{GROUNDING_VERSION};{CUSTOM_GROUNDING}"
+        return version + "".join(f";{spec.name}" for spec in self.optional)
 
     def schema_version(self) -> str:
-        """The built-in schema version, or a hash over it and the user's fields."""
-        if self.user_schema is None:
+        """The built-in schema version, or a hash over it, the user's fields and the
+        optional fields enabled."""
+        if self.user_schema is None and not self.optional:
             return schema_version()
-        return _user_version(schema_version(), fields_hash(self.user_schema, self.custom))
+        user = fields_hash(self.user_schema, self.custom) if self.user_schema else ""
+        if self.optional:
+            user = content_hash({"user": user, "optional": [spec.name for spec in
+                                                            self.optional]})
+        return _user_version(schema_version(), user)
 
     def draft_json_schema(self, numbers: list[str] | None = None,
                           stated: list[str] | None = None) -> dict[str, Any]:
@@ -159,35 +190,61 @@ class FieldSet:
         user's number field one of ``stated`` (every number written, '7' of '7B'
         included; ``numbers`` when not given)."""
         schema = draft_json_schema(numbers)
-        if self.user_schema is None:
+        own = self._added_schema()
+        if own is None:
             return schema
-        own = copy.deepcopy(self.user_schema)
+        own = copy.deepcopy(own)
         allowed = numbers if stated is None else stated
         for name, prop in own.get("properties", {}).items():
-            spec = next(f for f in self.custom if f.name == name)
-            if spec.grounding == "number" and allowed is not None:
+            if self._groundings().get(name) == "number" and allowed is not None:
                 _numbers_only(prop, allowed)
             schema["properties"][name] = prop
         schema["required"] = [*schema.get("required", []), *own.get("required", [])]
         schema.setdefault("$defs", {}).update(own.get("$defs", {}))
         return schema
 
+    def _groundings(self) -> dict[str, str]:
+        """The grounding of each field added to the draft (user and optional fields): a
+        number field's values are held to the abstract's numbers (the number policy)."""
+        return {**{spec.name: spec.grounding for spec in self.optional},
+                **{field.name: field.grounding for field in self.custom}}
+
     def grammar(self, text: str) -> dict[str, Any]:
         """The schema a constrained decoder gets for this abstract: gains from its result
-        numbers, a user's number fields from every number it writes."""
-        if not any(f.grounding == "number" for f in self.custom):
+        numbers, added number fields from every number it writes."""
+        if "number" not in self._groundings().values():
             return self.draft_json_schema(result_numbers(text))
         return self.draft_json_schema(result_numbers(text), stated_numbers(text))
 
     def prompt_note(self) -> str:
-        """The lines that tell the model about the user's fields (empty without any)."""
-        if not self.custom:
+        """The lines that tell the model about the user's fields and the optional fields
+        enabled (empty without any)."""
+        if not self.custom and not self.optional:
             return ""
         lines = ["Also answer these fields, in the same JSON object:"]
         for spec in self.custom:
             shape = "a list" if spec.many else "one value"
             lines.append(f'- "{spec.name}" ({shape}): {spec.description or spec.name}')
+        lines += [field_lines(spec.name) for spec in self.optional]
         return "\n".join(lines)
+
+
+def _optional(names: Collection[str]) -> tuple[FieldSpec, ...]:
+    """The optional built-in fields of these names, in the registry's order."""
+    known = {spec.name for spec in optional_fields()}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise FieldsError(f"no optional field {', '.join(unknown)}; one of "
+                          f"{', '.join(sorted(known)) or 'none'}")
+    return tuple(spec for spec in optional_fields() if spec.name in names)
+
+
+@functools.cache
+def _grounder(module: str) -> Callable[..., tuple[list[Any], list[str]]]:
+    """The ``ground`` function of an optional drafted field (FieldSpec.grounder)."""
+    found: Callable[..., tuple[list[Any], list[str]]] = importlib.import_module(
+        f"papersift.extract.domain.{module}").ground
+    return found
 
 
 @functools.cache
@@ -210,10 +267,11 @@ def _numbers_only(prop: dict[str, Any], numbers: list[str]) -> None:
         target["enum"] = list(numbers)
 
 
-def load_fields(path: str | Path, reserved: Collection[str] = ()) -> FieldSet:
+def load_fields(path: str | Path, reserved: Collection[str] = (),
+                enabled: Collection[str] = ()) -> FieldSet:
     """A user's fields file: a Python file defining one pydantic model whose fields carry
     a grounding marker (schemas.fields.Name(), Number(), Phrase(), Flag(), Choice());
-    ``reserved`` as for FieldSet."""
+    ``reserved`` and ``enabled`` (optional built-in fields) as for FieldSet."""
     path = Path(path)
     if not path.is_file():
         raise FieldsError(f"no fields file at {path}")
@@ -235,7 +293,7 @@ def load_fields(path: str | Path, reserved: Collection[str] = ()) -> FieldSet:
         raise FieldsError(f"{path}: define exactly one pydantic model of fields "
                               f"(found {len(models)})")
     try:
-        return FieldSet(models[0], source=str(path), reserved=reserved)
+        return FieldSet(models[0], source=str(path), reserved=reserved, enabled=enabled)
     except FieldsError as error:
         raise FieldsError(f"{path}: {error}") from error
 
@@ -252,6 +310,12 @@ def ground(draft: PaperDraft, text: str, fields: FieldSet = DEFAULT_FIELDS,
         detector = DETECTORS.get(spec.name)
         if not spec.from_draft and detector is not None:
             grounded.extra[spec.name] = detector(text)
+    for spec in fields.optional:
+        found, rejected = _grounder(spec.grounder)(getattr(draft, spec.name, None), text,
+                                                   grounded.assembled)
+        grounded.extra[spec.name] = [ExtraItem(values, evidence, spot)
+                                     for values, evidence, spot in found]
+        grounded.assembled.rejected.extend(rejected)
     for custom in fields.custom:
         found, rejected = ground_custom(custom, getattr(draft, custom.name, None), text)
         grounded.extra[custom.name] = [ExtraItem(values, evidence, spot)

@@ -82,6 +82,8 @@ class RunSettings:
     price: tuple[float, float] | None = None  # US$ per million tokens, over the price table
     batch: BatchOptions | None = None  # send through the OpenAI Batch API (extract.batch)
     fields: Path | None = None  # a user's fields file (extract.domain.fields.load_fields)
+    # Optional built-in fields to extract too (schemas.fields: FieldSpec.optional)
+    with_fields: tuple[str, ...] | None = None
     fewshot_pool: Path | None = None  # examples from reviewed papers (prompts/pool.py)
     # Processes that ground answers and build rows off the event loop (runs/rowbuild.py);
     # None: one per spare CPU (at most 4) from --concurrency 16 on, else none.
@@ -172,6 +174,8 @@ def _extract_jobs(
                           "max_cost": settings.max_cost,
                           **({"fields": fields.source, "fields_version": fields.schema_version()}
                              if fields.custom else {}),
+                          **({"with": [spec.name for spec in fields.optional]}
+                             if fields.optional else {}),
                           **({"fewshot_pool": str(settings.fewshot_pool),
                               "fewshot_pool_version": prompt.pool.version}
                              if prompt.pool is not None else {})},
@@ -198,11 +202,12 @@ def run_prompt(settings: RunSettings, fields: FieldSet = DEFAULT_FIELDS) -> Prom
 
 
 def run_fields(settings: RunSettings) -> FieldSet:
-    """The fields a run extracts: the built-in ones, plus the user's fields file's (whose
-    names may not be the warehouse's tables and views)."""
+    """The fields a run extracts: the built-in ones, the optional ones it enables, plus
+    the user's fields file's (whose names may not be the warehouse's tables and views)."""
+    enabled = tuple(settings.with_fields or ())
     if settings.fields is None:
-        return DEFAULT_FIELDS
-    return load_fields(settings.fields, reserved=schema_names())
+        return FieldSet(enabled=enabled) if enabled else DEFAULT_FIELDS
+    return load_fields(settings.fields, reserved=schema_names(), enabled=enabled)
 
 
 def request_gate(settings: RunSettings, endpoint: Endpoint) -> RequestGate:

@@ -19,9 +19,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from papersift.schemas.fields import search_fields
+
 P = ParamSpec("P")
 R = TypeVar("R")
-FIELDS = ("tasks", "methods", "benchmarks", "contribution_types", "area")
+# The fields a hit shows and `similar` compares: those search filters by (the registry's
+# FieldSpec.search), and the paper's area.
+FIELDS = (*(spec.name for spec in search_fields()), "area")
 
 
 def _embedding_errors(func: Callable[P, R]) -> Callable[P, R]:
@@ -40,27 +44,33 @@ def _embedding_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def _filters(task: str | None, benchmark: str | None, method: str | None, kind: str | None,
-             has_numbers: bool, area: str | None, custom: tuple[str, ...] = ()) -> Any:
+def _filters(options: dict[str, Any]) -> Any:
+    """The SearchFilters of a command's filter options (see _filter_options)."""
     from papersift.warehouse.search import SearchFilters
 
     pairs = []
-    for given in custom:
+    for given in options.pop("custom"):
         name, equals, value = given.partition("=")
         if not equals or not name.strip() or not value.strip():
             raise click.BadParameter(f"{given!r}: write NAME=VALUE (a user field and its "
                                      "value)", param_hint="--field")
         pairs.append((name.strip(), value.strip()))
-    return SearchFilters(task=task, benchmark=benchmark, method=method, type=kind,
-                         has_numbers=has_numbers, area=area, custom=tuple(pairs))
+    named = tuple((key.removeprefix(_NAMED), str(value)) for key, value in options.items()
+                  if key.startswith(_NAMED) and value)
+    return SearchFilters(named=named, has_numbers=options["has_numbers"],
+                         area=options["area"], custom=tuple(pairs))
+
+
+_NAMED = "named_"  # a field's filter option (--task...) arrives as named_task
 
 
 def _filter_options(func: Callable[P, R]) -> Callable[P, R]:
+    """A filter option per field the registry lets search filter by, then the others."""
+    named = [click.option(f"--{spec.search[0]}", f"{_NAMED}{spec.search[0]}",
+                          help=spec.search[1])
+             for spec in search_fields() if spec.search is not None]
     for option in reversed((
-        click.option("--task", help="Only papers with a task containing this text."),
-        click.option("--benchmark", help="Only papers using a benchmark containing this text."),
-        click.option("--method", help="Only papers with a method containing this text."),
-        click.option("--type", "kind", help="Only papers of this contribution type."),
+        *named,
         click.option("--has-numbers", is_flag=True, help="Only papers with claimed gains."),
         click.option("--area", help="Only papers of this area (its id, or words of its label)."),
         click.option("--field", "custom", multiple=True, metavar="NAME=VALUE",
@@ -159,16 +169,14 @@ def register(cli: click.Group, db_option: Callable[[Any], Any],
     @fmt_option
     @known_errors
     @_embedding_errors
-    def search(query: str, db: Path, task: str | None, benchmark: str | None,
-               method: str | None, kind: str | None, has_numbers: bool, area: str | None,
-               custom: tuple[str, ...], mode: str, limit: int, fmt: str) -> None:
+    def search(query: str, db: Path, mode: str, limit: int, fmt: str,
+               **filters: Any) -> None:
         """Papers about QUERY: full-text BM25 and vector similarity, fused by reciprocal rank."""
         from papersift.extract.interface.discover import no_good_match
         from papersift.extract.interface.discover import search as run_search
 
         hits = run_search(db, query, mode=mode, limit=limit,
-                          filters=_filters(task, benchmark, method, kind, has_numbers, area,
-                                           custom))
+                          filters=_filters(filters))
         _print(_rows(hits, with_ranks=True), fmt, out, f"{mode} search: {query}")
         weak = no_good_match(hits)
         if weak:
@@ -184,16 +192,13 @@ def register(cli: click.Group, db_option: Callable[[Any], Any],
     @fmt_option
     @known_errors
     @_embedding_errors
-    def similar(paper_id: str | None, text: str | None, db: Path, task: str | None,
-                benchmark: str | None, method: str | None, kind: str | None,
-                has_numbers: bool, area: str | None, custom: tuple[str, ...], limit: int,
-                fmt: str) -> None:
+    def similar(paper_id: str | None, text: str | None, db: Path, limit: int, fmt: str,
+                **filters: Any) -> None:
         """The papers nearest to PAPER_ID (an id or its prefix) or to --text, by cosine."""
         from papersift.extract.interface.discover import similar as run_similar
 
         origin, hits = run_similar(db, paper_id, text=text, limit=limit,
-                                   filters=_filters(task, benchmark, method, kind, has_numbers,
-                                                    area, custom))
+                                   filters=_filters(filters))
         rows = _rows(hits, with_ranks=False)
         if origin is not None:
             for row in rows:
@@ -225,7 +230,7 @@ def register(cli: click.Group, db_option: Callable[[Any], Any],
 def _shared(origin: dict[str, Any], row: dict[str, Any]) -> list[str]:
     """The field values a hit shares with the paper it is similar to."""
     shared = []
-    for name in ("tasks", "methods", "benchmarks", "contribution_types", "area"):
+    for name in FIELDS:
         mine = {v.strip().lower() for v in str(origin.get(name) or "").split(";") if v.strip()}
         theirs = {v.strip().lower() for v in str(row.get(name) or "").split(";") if v.strip()}
         both = sorted(mine & theirs)

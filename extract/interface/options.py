@@ -24,6 +24,7 @@ from click.core import ParameterSource
 
 from papersift.extract.access.providers import LOCAL, PROVIDERS, REMOTE
 from papersift.extract.domain.reading.ingest_text import DEFAULT_MAX_CHARS
+from papersift.schemas.fields import optional_fields
 
 if TYPE_CHECKING:  # the settings classes load with the library, when a command runs
     from papersift.extract.access.endpoints import EndpointOptions
@@ -46,6 +47,7 @@ class Option:
     metavar: str | None = None
     invert: bool = False  # a flag that turns its field off (--no-cache -> use_cache)
     shapes_answer: bool = False  # part of the cache key
+    multiple: bool = False  # repeatable: its value is a tuple
     providers: tuple[str, ...] = PROVIDERS  # the providers it means something for
 
     @property
@@ -85,6 +87,8 @@ class Option:
             kwargs["envvar"] = self.envvar
         if self.metavar:
             kwargs["metavar"] = self.metavar
+        if self.multiple:
+            kwargs["multiple"] = True
         return click.option(self.flag, self.param, **kwargs)
 
 
@@ -165,6 +169,12 @@ RUN_OPTIONS: tuple[Option, ...] = (
            "with a grounding (see examples/custom-fields/); added to the draft for this run "
            "(live, `--batch`, row workers and Ray shards).", type=FilePath, metavar="FILE",
            shapes_answer=True),
+    Option("--with", "run.with_fields",
+           "Also extract this optional built-in field, repeatable (the fields the registry, "
+           "schemas/fields.py, marks optional; listed by `papersift run --help`): it is "
+           "added to the draft and the prompt, so to the cache key.",
+           type=click.Choice([spec.name for spec in optional_fields()]), multiple=True,
+           shapes_answer=True),
     Option("--fewshot-pool", "run.fewshot_pool",
            "Also send, before each abstract, the 2 examples of this pool (from "
            "`papersift corrections pool`) whose words overlap it most, as earlier chat "
@@ -227,7 +237,7 @@ def _given(option: Option, value: Any) -> bool:
     context = click.get_current_context(silent=True)
     if context is not None and option.param in context.params:
         return context.get_parameter_source(option.param) is ParameterSource.COMMANDLINE
-    return value not in (None, False, option.default)
+    return value not in (None, False, (), option.default)
 
 
 def refuse_misplaced(given: Sequence[Option], endpoint: EndpointOptions) -> None:

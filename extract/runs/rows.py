@@ -101,11 +101,14 @@ def extraction_rows(
         }
 
     for spec in BUILTIN_FIELDS:
-        stored = getattr(extraction, spec.name) if spec.from_draft else (extra or {}).get(
+        stored = getattr(extraction, spec.name) if spec.in_extraction else (extra or {}).get(
             spec.name, [])
         for item, row in zip(stored, item_rows(spec, stored), strict=True):
             if spec.grounded and isinstance(item, ExtraItem):
                 row.update(grounded(item.evidence, item.alignment(), item.found))
+                if spec.from_draft:  # an optional field the model drafted: its items count
+                    items += 1
+                    ungrounded += row["alignment"] == "none"
             elif spec.grounded:
                 idx = row["idx"]
                 found = assembled.alignment(spec.name, idx) if assembled is not None else None

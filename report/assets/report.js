@@ -160,7 +160,7 @@
   Chart.defaults.animation = false;
   Chart.defaults.maintainAspectRatio = false;
   Chart.defaults.font.size = 11;
-  var colours = { task: "#2563eb", method: "#c2410c", benchmark: "#15803d", gain: "#7e22ce" };
+  var colours = data.colours;  // each field's colour, from the registry
 
   function selectFilter(select, value) {
     select.value = value;

@@ -1,10 +1,12 @@
-"""Scoring the fields beyond the original five: artifacts and user-defined fields.
+"""Scoring the fields beyond the original five: artifacts, the other built-in fields
+whose matcher is ``values`` (schemas.fields.EXTRA_MATCHERS), and user-defined fields.
 
-A gold paper may carry ``"artifacts": [{"kind": "code", "url": "https://..."}]`` and
-``"custom": {"FIELD": [value, ...]}``. Only fields some gold paper has are scored, so a
-gold file without them gives exactly the figures it gave before. Artifacts match by kind
-(one to one); the URL is scored on the matched pairs whose gold gives one. A user
-field's values match by number (when both are numbers) or by normalised name.
+A gold paper may carry ``"artifacts": [{"kind": "code", "url": "https://..."}]``, a list
+of values under such a built-in field's name, and ``"custom": {"FIELD": [value, ...]}``.
+Only fields some gold paper has are scored, so a gold file without them gives exactly
+the figures it gave before. Artifacts match by kind (one to one); the URL is scored on
+the matched pairs whose gold gives one. Values match by number (when both are numbers)
+or by normalised name.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from papersift.errors import PapersiftError
 from papersift.extract.domain.lookup.grounding import normalize
-from papersift.schemas.fields import builtin
+from papersift.schemas.fields import builtin, extra_scored_fields
 
 ARTIFACTS = builtin("artifacts")
 ARTIFACT_KINDS = ("code", "data", "model", "benchmark")
@@ -40,6 +42,10 @@ def read_extra_gold(item: dict[str, Any], where: str) -> ExtraGold:
             url = artifact.get("url")
             artifacts.append((artifact["kind"], url if isinstance(url, str) else None))
         extra["artifacts"] = tuple(artifacts)
+    for spec in extra_scored_fields():
+        if spec.matcher == "values" and spec.name in item:
+            listed = item[spec.name] if isinstance(item[spec.name], list) else [item[spec.name]]
+            extra[spec.name] = tuple(_text(v) for v in listed)
     custom = item.get("custom")
     if custom is not None:
         if not isinstance(custom, dict):
@@ -91,6 +97,9 @@ MATCHERS: dict[str, Matcher] = {
 }
 
 
+_BUILTIN_MATCHERS = {spec.name: spec.matcher for spec in extra_scored_fields()}
+
+
 def score_extra(gold: Sequence[tuple[ExtraGold, dict[str, list[Any]]]],
                 pair: Callable[..., list[tuple[int, int]]],
                 counts: Callable[[], Any]) -> dict[str, Any]:
@@ -101,7 +110,7 @@ def score_extra(gold: Sequence[tuple[ExtraGold, dict[str, list[Any]]]],
     metrics: dict[str, Any] = {}
     for name in wanted:
         # a built-in field's matcher is declared in the registry; user fields match values
-        matcher = MATCHERS[ARTIFACTS.matcher if name == ARTIFACTS.name else "values"]
+        matcher = MATCHERS[_BUILTIN_MATCHERS.get(name, "values")]
         tally = counts()
         urls_right = urls_total = 0
         for extra, predicted in gold:
@@ -118,6 +127,8 @@ def score_extra(gold: Sequence[tuple[ExtraGold, dict[str, list[Any]]]],
         if name == "artifacts":
             scores["url_accuracy"] = round(urls_right / urls_total, 4) if urls_total else None
             metrics["artifacts"] = scores
+        elif name in _BUILTIN_MATCHERS:
+            metrics[name] = scores
         else:
             metrics.setdefault("custom", {})[name.removeprefix("custom.")] = scores
     return metrics

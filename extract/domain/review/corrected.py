@@ -26,9 +26,10 @@ from papersift.extract.domain.lookup.assemble_spans import (
     sentence_spans,
 )
 from papersift.extract.domain.lookup.grounding import align
-from papersift.schemas.fields import CustomField
+from papersift.schemas.fields import CustomField, correctable_fields
 
-NAMED = ("task", "method", "benchmark")
+# The item types whose name a reviewer may edit: it is looked up again (the registry).
+NAMED = tuple(spec.item for spec in correctable_fields() if "name" in spec.editable)
 # A gain's free phrases and the column that says how each was found.
 GAIN_PHRASES = {"metric": "metric_alignment", "baseline": "baseline_alignment",
                 "dataset": "dataset_alignment"}

@@ -25,8 +25,10 @@ from papersift.schemas import PaperDraft
 from papersift.schemas.fields import CustomField
 from papersift.schemas.numbers import numbers_in, value_matches
 
-# PaperDraft's limits per list
-LIMITS = {"tasks": 2, "methods": 4, "benchmarks": 8, "gains": 8, "types": 3}
+# PaperDraft's limits per list, read from its own declaration (max_length)
+LIMITS: dict[str, int] = {
+    name: next(m.max_length for m in info.metadata if hasattr(m, "max_length"))
+    for name, info in PaperDraft.model_fields.items()}
 
 
 @dataclass

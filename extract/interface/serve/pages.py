@@ -20,8 +20,9 @@ from papersift.extract.interface.serve.api import (
     apply_correction,
     state_of,
 )
+from papersift.report.colours import field_css
 from papersift.report.render import ASSETS, FIELD_TITLES
-from papersift.warehouse.corrections import CorrectionError
+from papersift.warehouse.corrections import EDITABLE, CorrectionError
 from papersift.warehouse.report import FIELDS
 from papersift.warehouse.review_reads import recent_runs
 
@@ -62,8 +63,20 @@ def _environment() -> Environment:
     env.filters["short"] = _short
     env.filters["number"] = _number
     env.filters["basename"] = lambda path: Path(str(path)).name
-    env.globals.update(ident=_ident, fields=FIELDS, field_titles=FIELD_TITLES)
+    env.globals.update(ident=_ident, fields=FIELDS, field_titles=FIELD_TITLES,
+                       add_inputs=_add_inputs(),
+                       field_css=Markup(field_css()))
     return env
+
+
+def _add_inputs() -> list[tuple[str, str]]:
+    """The add form's inputs: each editable column of the correctable fields (registry),
+    with the item types that show it."""
+    columns: dict[str, list[str]] = {}
+    for kind, fields in EDITABLE.items():
+        for name in fields:
+            columns.setdefault(name, []).append(kind)
+    return [(name, " ".join(kinds)) for name, kinds in columns.items()]
 
 
 ENV = _environment()
@@ -149,10 +162,9 @@ def _correction_of(form: dict[str, Any], reviewer: str | None) -> CorrectionIn:
     data: dict[str, Any] = {k: v for k, v in form.items()
                             if not k.startswith("set_") and v != "" and k != "reviewer"}
     if data.get("action") == "add":
-        wanted = {"task": ("name",), "method": ("name",), "benchmark": ("name", "introduced"),
-                  "gain": ("metric", "value", "unit", "baseline", "dataset")}
+        wanted = EDITABLE.get(str(data.get("item_type")), {})
         changes = {k: v for k, v in changes.items()  # a user field's: the selection
-                   if k in wanted.get(str(data.get("item_type")), ()) and v != ""}
+                   if k in wanted and v != ""}
     return CorrectionIn(**data, changes=changes, reviewer=reviewer)
 
 

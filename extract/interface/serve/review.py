@@ -6,6 +6,7 @@ abstract is highlighted by the report's own code (report.render.abstract_html)."
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,14 +17,22 @@ from papersift.report.render import abstract_html
 from papersift.warehouse import corrections, review_state
 from papersift.warehouse.corrections import ITEM_TYPES, Mention, editable
 from papersift.warehouse.custom import declared_fields
-from papersift.warehouse.report import FIELDS, Extraction, Item, PaperCard, Source, item_details
+from papersift.warehouse.report import (
+    FIELDS,
+    OPTIONAL_SHOWN,
+    SHOWN_FIELDS,
+    Extraction,
+    Item,
+    PaperCard,
+    Source,
+    item_from_row,
+)
 from papersift.warehouse.repository import Repository
 from papersift.warehouse.review_state import SHOWS, counts, find_papers
+from papersift.warehouse.views import stored_fields
 
 __all__ = ["SHOWS", "ReviewCard", "ReviewItem", "counts", "find_papers", "load_cards",
            "mention_for"]
-_DETAILS = {"task": (), "method": ("expansion", "aliases"), "benchmark": ("kind",),
-            "gain": ("kind", "baseline", "dataset")}
 
 
 @dataclass(frozen=True)
@@ -54,11 +63,18 @@ class ReviewCard:
     conflicts: tuple[dict[str, Any], ...]
     reviewed_version: int  # 0: never marked reviewed
     custom_types: tuple[str, ...] = ()  # the warehouse's user fields, as custom-NAME
+    optional_types: tuple[str, ...] = ()  # the optional fields a run stored items of
 
     @property
     def fields(self) -> tuple[str, ...]:
-        """The card's sections: the built-in fields, then the user fields."""
-        return (*FIELDS, *self.custom_types)
+        """The card's sections: the default fields, the optional ones the warehouse
+        holds, then the user fields."""
+        return (*FIELDS, *self.optional_types, *self.custom_types)
+
+    @property
+    def add_types(self) -> tuple[str, ...]:
+        """The built-in item types a reviewer may add on this card."""
+        return tuple(kind for kind in ITEM_TYPES if kind in self.fields)
 
     @property
     def paper_id(self) -> str:
@@ -85,18 +101,9 @@ def _plain(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _report_item(kind: str, row: dict[str, Any]) -> Item:
-    start = row["char_start"] if row.get("mention_start") is None else row["mention_start"]
-    end = row["char_end"] if row.get("mention_end") is None else row["mention_end"]
-    label = {"gain": "metric"}.get(kind, "name" if kind in _DETAILS else "value")
-    return Item(field=kind, idx=int(row["idx"]), name=str(row[label]),
-                details=item_details(row, _DETAILS.get(kind, ("unit",))),
-                evidence=str(row["evidence"] or ""),
-                char_start=start, char_end=end, alignment=str(row["alignment"]),
-                align_score=row["align_score"],
-                value=row.get("value") if kind == "gain" else None,
-                unit=row.get("unit") if kind == "gain" else None,
-                value_in_evidence=row.get("value_in_evidence") if kind == "gain" else None,
-                introduced=row.get("introduced") if kind == "benchmark" else None)
+    spec = SHOWN_FIELDS.get(kind)
+    item = item_from_row(spec, kind, row)
+    return dataclasses.replace(item, canonical=None)
 
 
 def load_cards(repo: Repository, paper_ids: Sequence[str]) -> list[ReviewCard]:
@@ -115,6 +122,8 @@ def load_cards(repo: Repository, paper_ids: Sequence[str]) -> list[ReviewCard]:
     versions = repo.run(corrections.versions, ids)
     items: dict[str, list[ReviewItem]] = defaultdict(list)
     custom = tuple(spec.item_type for spec in repo.run(declared_fields))
+    optional = tuple(spec.item for spec in repo.run(stored_fields)
+                     if spec.optional and spec.item in OPTIONAL_SHOWN)
     for kind in (*ITEM_TYPES, *custom):
         for row in repo.run(corrections.item_rows, kind, ids):
             items[row["paper_id"]].append(ReviewItem(
@@ -145,7 +154,7 @@ def load_cards(repo: Repository, paper_ids: Sequence[str]) -> list[ReviewCard]:
         cards.append(ReviewCard(card=card, items=mine, rejected=tuple(rejected[paper_id]),
                                 conflicts=tuple(conflicted[paper_id]),
                                 reviewed_version=versions.get((paper_id, "paper", ""), 0),
-                                custom_types=custom))
+                                custom_types=custom, optional_types=optional))
     return cards
 
 

@@ -31,17 +31,17 @@
     form.elements.end.value = end;
     form.elements.selected.value = text;
     form.querySelector("q.selection").textContent = text;
-    form.elements.set_name.value = text.trim();
+    if (form.elements.set_name) form.elements.set_name.value = text.trim();
     const number = text.match(/-?\d+(?:[.,]\d+)?/);
-    form.elements.set_value.value = number ? number[0] : "";
+    if (form.elements.set_value) form.elements.set_value.value = number ? number[0] : "";
     form.hidden = false;
     updateAddFields(form);
   }
   function updateAddFields(form) {
-    const type = form.elements.item_type.value;
-    form.querySelector(".for-name").hidden = type === "gain";
-    form.querySelector(".for-introduced").hidden = type !== "benchmark";
-    form.querySelector(".for-gain").hidden = type !== "gain";
+    const type = form.elements.item_type.value;  // each input lists the types it serves
+    form.querySelectorAll(".for[data-types]").forEach((span) => {
+      span.hidden = !span.dataset.types.split(" ").includes(type);
+    });
   }
   document.addEventListener("change", (event) => {
     if (event.target.name === "item_type" && event.target.form &&
