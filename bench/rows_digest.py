@@ -85,12 +85,17 @@ def main() -> int:
         else:
             simulated(db, args.sim, args.concurrency, args.batch, args.port)
         found = digests(db)
-    overall = hashlib.sha256()
-    for table, (count, digest) in found.items():
-        print(f"{table:32} {count:7d} {digest[:16]}")
-        overall.update(f"{table}:{count}:{digest}\n".encode())
-    print(f"{'all':32} {'':7} {overall.hexdigest()[:16]}")
+    print_digests(found)
     return 0
+
+
+def print_digests(found: dict[str, tuple[int, str]]) -> None:
+    """One line per table or view (rows, digest), then the digest of them all."""
+    overall = hashlib.sha256()
+    for name, (count, digest) in found.items():
+        print(f"{name:32} {count:7d} {digest[:16]}")
+        overall.update(f"{name}:{count}:{digest}\n".encode())
+    print(f"{'all':32} {'':7} {overall.hexdigest()[:16]}")
 
 
 if __name__ == "__main__":

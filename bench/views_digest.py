@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.rows_digest import VOLATILE
+from bench.rows_digest import VOLATILE, print_digests
 from papersift.schemas.fields import optional_fields
 from papersift.warehouse import Warehouse
 
@@ -94,11 +94,7 @@ def build(db: Path) -> dict[str, tuple[int, str]]:
 def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         found = build(Path(folder) / "views.duckdb")
-    overall = hashlib.sha256()
-    for view, (count, digest) in found.items():
-        print(f"{view:32} {count:7d} {digest[:16]}")
-        overall.update(f"{view}:{count}:{digest}\n".encode())
-    print(f"{'all':32} {'':7} {overall.hexdigest()[:16]}")
+    print_digests(found)
     return 0
 
 

@@ -126,14 +126,19 @@ def split_ids(ids: list[str]) -> tuple[list[str], list[str]]:
 def main(argv: list[str]) -> int:
     source = Path(argv[0]) if argv else DEFAULT_SOURCE
     records, excluded = draw(source)
-    out = HERE / "abstracts.jsonl"
+    write_sample(records, excluded, HERE / "abstracts.jsonl", "already in bench/gold/dev*")
+    return 0
+
+
+def write_sample(records: list[dict[str, object]], excluded: dict[str, int], out: Path,
+                 why: str) -> None:
+    """Write the sampled records as JSONL and say how many each file left out, and why."""
     with out.open("w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     for name, count in excluded.items():
-        print(f"{name}: {count} record(s) excluded as already in bench/gold/dev*")
+        print(f"{name}: {count} record(s) excluded as {why}")
     print(f"wrote {len(records)} records to {out.relative_to(REPO)}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "random1"))
-from draw import DEFAULT_SOURCE, FILES, REPO, title_key
+from draw import DEFAULT_SOURCE, FILES, REPO, title_key, write_sample
 
 from papersift.extract.domain.reading.ingest import paper_id_for
 
@@ -73,13 +73,8 @@ def draw(source: Path) -> tuple[list[dict[str, object]], dict[str, int]]:
 
 def main(argv: list[str]) -> int:
     records, excluded = draw(Path(argv[0]) if argv else DEFAULT_SOURCE)
-    out = HERE / "abstracts.jsonl"
-    with out.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    for name, count in excluded.items():
-        print(f"{name}: {count} record(s) excluded as already in a gold set or the corpus")
-    print(f"wrote {len(records)} records to {out.relative_to(REPO)}")
+    write_sample(records, excluded, HERE / "abstracts.jsonl",
+                 "already in a gold set or the corpus")
     return 0
 
 
