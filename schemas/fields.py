@@ -230,8 +230,11 @@ BUILTIN_FIELDS: tuple[FieldSpec, ...] = (
                      "value_in_evidence", *_LOCATED)),
     FieldSpec("artifacts", "artifact", "Artifacts released", "extraction_artifacts",
               "artifacts", "detect", (Column("kind"), Column("url")), matcher="artifacts",
-              label="kind", details=("url",), from_draft=False, in_summary=False,
-              colour=("#0e7490", "#cffafe")),
+              label="kind", details=("url",), from_draft=False,
+              summary_parts=((" ", "url"),), colour=("#0e7490", "#cffafe"),
+              search=("artifact", "Only papers that release an artifact of this kind "
+                      "(code, data, model or benchmark)."),
+              sheet=("kind", "url", *_LOCATED)),
     FieldSpec("prior_methods", "prior_method", "Compared with", "extraction_prior_methods",
               "prior_methods", "name", (Column("name"),), matcher="values",
               editable=("name",), entities=_named("method"), colour=("#be185d", "#fce7f3"),

@@ -73,3 +73,26 @@ def test_the_corpus_artifacts_are_stored_with_offsets_and_shown(corpus_db: Path)
     by_kind = dict(run_sql(corpus_db, "SELECT kind, count(DISTINCT paper_id) FROM artifacts "
                                       "GROUP BY kind").rows)
     assert released == by_kind and released["code"] >= 3
+
+
+def test_artifacts_reach_the_wide_paper_table_and_a_search_filter(corpus_db: Path) -> None:
+    """The registry's summary column and search filter (issue 27): papers.csv and the
+    workbook read paper_summary; `search --artifact` narrows to papers releasing one."""
+    import duckdb
+
+    from papersift.warehouse.search import SearchFilters
+
+    rows = run_sql(corpus_db, "SELECT s.artifacts, list(a.kind ORDER BY a.idx), "
+                              "list(a.url ORDER BY a.idx) FROM paper_summary s "
+                              "JOIN artifacts a USING (paper_id) GROUP BY ALL").rows
+    assert rows
+    for summary, kinds, urls in rows:
+        for kind, url in zip(kinds, urls, strict=True):  # 'code https://...' per item
+            assert (f"{kind} {url}" if url else kind) in summary
+    releasing = {r[0] for r in run_sql(corpus_db, "SELECT DISTINCT paper_id FROM artifacts "
+                                                  "WHERE kind ILIKE '%code%'").rows}
+    where, params = SearchFilters.of(artifact="code").where()
+    with duckdb.connect(str(corpus_db), read_only=True) as con:
+        found = {r[0] for r in con.execute(f"SELECT p.paper_id FROM papers p WHERE {where}",
+                                           params).fetchall()}
+    assert found == releasing and len(found) >= 3

@@ -22,7 +22,8 @@ from tests.conftest import stored_rows
 
 # Every sheet, in the workbook's order, and the view its rows come from.
 EXPECTED = {"papers": "paper_summary", "methods": "methods", "benchmarks": "benchmarks",
-            "gains": "gains", "leaderboard": "leaderboard", "entities": "entities"}
+            "gains": "gains", "artifacts": "artifacts", "leaderboard": "leaderboard",
+            "entities": "entities"}
 # LibreOffice's CSV filter: comma, double quote, UTF-8, first line 1, every sheet (-1).
 CSV_FILTER = "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,-1"
 
