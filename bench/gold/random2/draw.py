@@ -30,13 +30,15 @@ SEED = "papersift-random2-2026"
 PER_FILE = 10
 
 
-def known_keys() -> tuple[set[str], set[str]]:
+def known_keys(also: tuple[str, ...] = ()) -> tuple[set[str], set[str]]:
     """Paper ids and title keys of every abstract papersift already has gold or a corpus
-    for: bench/gold/dev*, random1, and the bundled corpus (text files, no titles)."""
+    for: bench/gold/dev*, random1 (and the gold folders ``also`` names), and the bundled
+    corpus (text files, no titles)."""
     ids: set[str] = set()
     titles: set[str] = set()
     gold = REPO / "bench" / "gold"
-    for path in [*sorted(gold.glob("dev*/abstracts.jsonl")), gold / "random1/abstracts.jsonl"]:
+    for path in [*sorted(gold.glob("dev*/abstracts.jsonl")), gold / "random1/abstracts.jsonl",
+                 *(gold / name / "abstracts.jsonl" for name in also)]:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
@@ -49,9 +51,11 @@ def known_keys() -> tuple[set[str], set[str]]:
     return ids, titles
 
 
-def draw(source: Path) -> tuple[list[dict[str, object]], dict[str, int]]:
-    """The sampled records, in output order, and the number excluded per file."""
-    ids, titles = known_keys()
+def draw(source: Path, seed: str = SEED, per_file: int = PER_FILE, prefix: str = "random2",
+         also: tuple[str, ...] = ()) -> tuple[list[dict[str, object]], dict[str, int]]:
+    """The sampled records, in output order, and the number excluded per file; ``also``:
+    more gold folders whose abstracts are left out."""
+    ids, titles = known_keys(also)
     sampled: list[tuple[int, int, dict[str, object]]] = []
     excluded: dict[str, int] = {}
     for order, (name, (venue, year)) in enumerate(FILES.items()):
@@ -62,12 +66,12 @@ def draw(source: Path) -> tuple[list[dict[str, object]], dict[str, int]]:
                 and title_key(row["title"]) not in titles]
         excluded[name] = len(rows) - len(keep)
         keep.sort(key=lambda pair: str(pair[1]["id"]))
-        for line_no, row in random.Random(f"{SEED}:{name}").sample(keep, PER_FILE):
+        for line_no, row in random.Random(f"{seed}:{name}").sample(keep, per_file):
             sampled.append((order, line_no, {
                 "source_id": row["id"], "title": row["title"], "venue": venue, "year": year,
                 "source_file": name, "source_line": line_no, "abstract": row["abstract"]}))
     sampled.sort(key=lambda item: (item[0], item[1]))
-    return [{"id": f"random2-{n:03d}", **record}
+    return [{"id": f"{prefix}-{n:03d}", **record}
             for n, (_, _, record) in enumerate(sampled, start=1)], excluded
 
 
