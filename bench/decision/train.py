@@ -6,12 +6,13 @@ Every method candidate of every training paper (bench/decision/regrade.assembled
 the features of method_decision.py) is labelled by whether it matches a gold method,
 using the scoring code's own name matching. A logistic regression (scipy's L-BFGS-B, with
 the feature signs method_decision.py fixes) is fitted; its strength is chosen by
-leave-one-group-out cross-validation, a group being one conference of the random set,
-one famous dev set, or the bundled corpus. The keep threshold is half the best
+leave-one-group-out cross-validation, a group being one conference of the random sets
+(random1's tune half and random3, when its drafts exist), one famous dev set, or the
+bundled corpus. The keep threshold is half the best
 out-of-fold field F1 (see thresholds), raised until precision reaches --min-precision;
 the flag band below it reaches down to where out-of-fold candidates are still right often
-enough to be worth a person's look (--flag-precision). The held-out half of the random
-set is only scored, never fitted on. --write stores the weights in method_decision.json.
+enough to be worth a person's look (--flag-precision). The held-out half of random1 and
+all of random2 are only scored, never fitted on. --write stores the weights in method_decision.json.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ from papersift.extract.domain.rules.method_decision import (
 REPO = Path(__file__).resolve().parents[2]
 RANDOM = REPO / "bench/gold/random1"
 RANDOM_DRAFTS = RANDOM / "drafts.qwen2.5-coder-1.5b.jsonl"
+# More random papers to train on (a tune set only), grouped by conference with random1's.
+RANDOM3 = REPO / "bench/gold/random3"
+# The clean test: annotated blind, never looked at while the decisions were built.
+RANDOM2 = REPO / "bench/gold/random2"
 BUNDLED_DRAFTS = REPO / "bench/gold/neurips-2026.drafts.qwen2.5-coder-1.5b.jsonl"
 BUNDLED_GOLD = REPO / "bench/gold/neurips-2026.gold.json"
 # The famous hand-picked sets: their tune halves train, their held-out halves are reported
@@ -60,10 +65,14 @@ class Example:
 
 
 def _conference_of(path: Path) -> dict[str, str]:
-    """paper_id -> the conference file a random-set abstract was drawn from."""
+    """paper_id -> the conference file a random-set abstract was drawn from (the gold
+    files beside ``path`` say which line is which paper)."""
     gold_lines = {}
     for split in ("tune", "heldout"):
-        for paper in json.loads((RANDOM / f"{split}.gold.json").read_text())["papers"]:
+        gold_file = path.parent / f"{split}.gold.json"
+        if not gold_file.exists():
+            continue
+        for paper in json.loads(gold_file.read_text())["papers"]:
             gold_lines[paper["paragraph"]] = paper["paper_id"]
     groups = {}
     for number, line in enumerate(path.read_text().splitlines(), start=1):
@@ -230,6 +239,12 @@ def main() -> int:
     args = parser.parse_args()
     random_found, random_counts = examples(RANDOM_DRAFTS, RANDOM / "tune.gold.json",
                                            _conference_of(RANDOM / "abstracts.jsonl"))
+    if (RANDOM3 / DRAFTS_NAME).exists():
+        more, more_counts = examples(RANDOM3 / DRAFTS_NAME, RANDOM3 / "tune.gold.json",
+                                     _conference_of(RANDOM3 / "abstracts.jsonl"))
+        random_found += more
+        for group, count in more_counts.items():
+            random_counts[group] = random_counts.get(group, 0) + count
     bundled_found, bundled_counts = examples(BUNDLED_DRAFTS, BUNDLED_GOLD, "bundled")
     found, counts = random_found + bundled_found, {**random_counts, **bundled_counts}
     famous = [folder for folder in FAMOUS if (folder / DRAFTS_NAME).exists()]
@@ -247,6 +262,11 @@ def main() -> int:
     print("held-out, before:", headline(regrade(RANDOM_DRAFTS, heldout, load_weights())))
     print("held-out, trained:", headline(regrade(RANDOM_DRAFTS, heldout, weights)))
     print("bundled, trained:", headline(regrade(BUNDLED_DRAFTS, BUNDLED_GOLD, weights)))
+    if (RANDOM2 / DRAFTS_NAME).exists():
+        for label, chosen in (("before", load_weights()), ("trained", weights)):
+            print(f"random2 (clean held-out), {label}:",
+                  headline(regrade(RANDOM2 / DRAFTS_NAME, RANDOM2 / "heldout.gold.json",
+                                   chosen)))
     for folder in famous:
         for label, chosen in (("before", load_weights()), ("trained", weights)):
             figures = headline(regrade(folder / DRAFTS_NAME, folder / "heldout.gold.json",
