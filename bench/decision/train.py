@@ -7,8 +7,8 @@ the features of method_decision.py) is labelled by whether it matches a gold met
 using the scoring code's own name matching. A logistic regression (scipy's L-BFGS-B, with
 the feature signs method_decision.py fixes) is fitted; its strength is chosen by
 leave-one-group-out cross-validation, a group being one conference of the random sets
-(random1's tune half and random3, when its drafts exist), one famous dev set, or the
-bundled corpus. The keep threshold is half the best
+(random1's tune half, and random3 with --random3), one famous dev set, or the bundled
+corpus. The keep threshold is half the best
 out-of-fold field F1 (see thresholds), raised until precision reaches --min-precision;
 the flag band below it reaches down to where out-of-fold candidates are still right often
 enough to be worth a person's look (--flag-precision). The held-out half of random1 and
@@ -234,12 +234,15 @@ def main() -> int:
     parser.add_argument("--ablation", action="store_true", help="drop each feature group")
     parser.add_argument("--prior-rule-weight", type=float, default=PRIOR_RULE_WEIGHT,
                         help="where the penalty pulls each rule's weight (0: toward zero)")
+    parser.add_argument("--random3", action="store_true",
+                        help="train on random3 too (the shipped weights are not: see "
+                             "bench/gold/random3/README.md)")
     parser.add_argument("--cv-only", action="store_true",
                         help="print the cross-validated figures only (choose settings by these)")
     args = parser.parse_args()
     random_found, random_counts = examples(RANDOM_DRAFTS, RANDOM / "tune.gold.json",
                                            _conference_of(RANDOM / "abstracts.jsonl"))
-    if (RANDOM3 / DRAFTS_NAME).exists():
+    if args.random3:
         more, more_counts = examples(RANDOM3 / DRAFTS_NAME, RANDOM3 / "tune.gold.json",
                                      _conference_of(RANDOM3 / "abstracts.jsonl"))
         random_found += more
