@@ -284,7 +284,6 @@ def connect_bounded(path: str | Path, bounds: Bounds,
     path = Path(path)
     if not path.exists():
         raise WarehouseError(missing_warehouse(path))
-    upgrade_for_reading(path)
     config: dict[str, object] = {
         "temp_directory": str(bounds.temp_directory),
         "memory_limit": bounds.memory_limit,
@@ -293,16 +292,19 @@ def connect_bounded(path: str | Path, bounds: Bounds,
         **{key: value for key, value in SANDBOX.items()
            if key not in ("enable_external_access", "lock_configuration")},
     }
-    con = _open(path, read_only=True, config=config)
-    try:  # in this order: once external access is off, the temp directory is fixed
-        if prepare is not None:
-            prepare(con)
-        con.execute("SET enable_external_access = false")
-        con.execute("SET lock_configuration = true")
-    except duckdb.Error:
-        con.close()
-        raise
-    return con
+    def opened() -> duckdb.DuckDBPyConnection:
+        con = _open(path, read_only=True, config=config)
+        try:  # in this order: once external access is off, the temp directory is fixed
+            if prepare is not None:
+                prepare(con)
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+        except duckdb.Error:
+            con.close()
+            raise
+        return con
+
+    return _read_current(path, opened)
 
 
 def _prepared_sandbox(path: Path, prepare: Callable[[duckdb.DuckDBPyConnection], None]
@@ -320,14 +322,9 @@ def _prepared_sandbox(path: Path, prepare: Callable[[duckdb.DuckDBPyConnection],
     return con
 
 
-def _stale(path: Path) -> bool:
-    """Whether a warehouse lacks a migration or its generated views are not this
-    version's (a file an older papersift wrote); False for a file that is no warehouse
-    or cannot be read now."""
-    try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error:
-        return False
+def _stale(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether an open warehouse lacks a migration or its generated views are not this
+    version's (a file an older papersift wrote); False for a file that is no warehouse."""
     try:
         done = {row[0] for row in con.execute("SELECT version FROM _migrations").fetchall()}
         row = con.execute("SELECT hash FROM _generated_views").fetchone()
@@ -336,18 +333,13 @@ def _stale(path: Path) -> bool:
                                 "WHERE table_name = '_migrations'").fetchone() == (1,))
     except duckdb.Error:
         return False
-    finally:
-        con.close()
     wanted = {number for number, _, _ in migration_files()}
     return not wanted <= done or row is None or row[0] != views_hash()
 
 
-def upgrade_for_reading(path: Path) -> None:
-    """Before a read-only open: bring a warehouse an older papersift wrote up to date
-    (migrations, generated views), so readers find every table and view they read. A
-    file another process holds, or one that cannot be written, is read as it is."""
-    if not _stale(path):
-        return
+def _upgrade(path: Path) -> None:
+    """Bring a warehouse an older papersift wrote up to date (migrations, generated
+    views). A file another process holds, or one that cannot be written, stays as it is."""
     try:
         con = duckdb.connect(str(path), read_only=False)
     except duckdb.Error:
@@ -358,6 +350,24 @@ def upgrade_for_reading(path: Path) -> None:
         pass
     finally:
         con.close()
+
+
+def _read_current(path: Path, opener: Callable[[], duckdb.DuckDBPyConnection]
+                  ) -> duckdb.DuckDBPyConnection:
+    """A read-only connection from ``opener``, after upgrading the file first when it is
+    stale, so readers find every table and view they read; the file is opened once when
+    it is current (the usual case), and opened again only after an upgrade."""
+    con = opener()
+    try:
+        stale = _stale(con)
+    except BaseException:
+        con.close()
+        raise
+    if not stale:
+        return con
+    con.close()
+    _upgrade(path)
+    return opener()
 
 
 def missing_warehouse(path: Path) -> str:
@@ -396,10 +406,10 @@ def connect(
     if (read_only or not create) and not path.exists():
         raise WarehouseError(missing_warehouse(path))
     if read_only:
-        upgrade_for_reading(path)
         if sandbox and prepare is not None:
-            return _prepared_sandbox(path, prepare)
-        return _open(path, read_only=True, config=dict(SANDBOX) if sandbox else {})
+            return _read_current(path, lambda: _prepared_sandbox(path, prepare))
+        return _read_current(path, lambda: _open(path, read_only=True,
+                                                 config=dict(SANDBOX) if sandbox else {}))
     if sandbox:
         raise WarehouseError("a sandboxed connection is read-only")
     if path.parent and not path.parent.exists():
