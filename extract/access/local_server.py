@@ -227,10 +227,12 @@ class LocalServer:
         self.load_at_start = machine_load() if n_threads_batch is None else None
         self.n_threads_batch = n_threads_batch if n_threads_batch is not None else (
             default_prompt_thread_count(self.n_threads, self.load_at_start))
-        # Threads papersift chose itself follow the load during the run (thread_watch):
-        # between the generation count and every CPU.
-        self.thread_range = (self.n_threads, max(available_cpu_count(), self.n_threads)) \
-            if n_threads_batch is None else None
+        # Threads papersift chose itself follow the load during the run (threads.py):
+        # between the generation count and every CPU; None when pinned, or with nothing
+        # to move between (one CPU).
+        high = max(available_cpu_count(), self.n_threads)
+        self.thread_range = (self.n_threads, high) \
+            if n_threads_batch is None and high > self.n_threads else None
         self.thread_changes: list[str] = []  # what the watch did, read from the log at stop
         self.chat_format = chat_format
         self.startup_timeout = startup_timeout
@@ -254,8 +256,7 @@ class LocalServer:
         why = ("" if load is None else  # set by --prompt-threads, or no load to read
                f"the machine was idle as it started (load {load:.2f})"
                if self.n_threads_batch > self.n_threads else f"load {load:.2f} at start")
-        follows = "; prompt threads follow the load" if self.thread_range is not None \
-            and self.thread_range[1] > self.thread_range[0] else ""
+        follows = "; prompt threads follow the load" if self.thread_range is not None else ""
         return (f"llama.cpp threads: {self.n_threads} for generation, {self.n_threads_batch} "
                 f"for prompts" + (f" ({why}{follows})" if why else ""))
 
@@ -378,7 +379,7 @@ class LocalServer:
 
     def _environment(self) -> dict[str, str]:
         environment = server_environment()
-        if self.thread_range is not None and self.thread_range[1] > self.thread_range[0]:
+        if self.thread_range is not None:
             low, high = self.thread_range
             environment[RANGE_VARIABLE] = f"{self.n_threads}:{low}:{high}:{self.n_threads_batch}"
         return environment
