@@ -28,12 +28,8 @@ from papersift.extract.domain.assembly.assemble_gains import (
     result_numbers,
     unit_at,
 )
-from papersift.extract.domain.assembly.assemble_methods import ground_methods
-from papersift.extract.domain.assembly.assemble_names import (
-    BENCHMARK_NAME,
-    ground_benchmarks,
-    ground_tasks,
-)
+from papersift.extract.domain.assembly.assemble_methods import ALSO_A_BENCHMARK, ground_methods
+from papersift.extract.domain.assembly.assemble_names import ground_benchmarks, ground_tasks
 from papersift.extract.domain.assembly.attributes import GainAttributes
 from papersift.extract.domain.lookup.assemble_spans import (
     Found,
@@ -45,6 +41,7 @@ from papersift.extract.domain.lookup.assemble_spans import (
 from papersift.extract.domain.lookup.grounding import Alignment
 from papersift.extract.domain.lookup.wholeword import whole_word
 from papersift.extract.domain.rules.benchmark_candidates import missed_benchmarks
+from papersift.extract.domain.rules.benchmark_kinds import BENCHMARK_NAME, a_task_or_term
 from papersift.extract.domain.rules.context_rules import background_end, resources_in_apposition
 from papersift.extract.domain.rules.gain_candidates import missed_results
 from papersift.extract.domain.rules.method_decision import Decision, Weights, load_weights
@@ -175,6 +172,13 @@ def _called_a_method(name: str, text: str) -> bool:
         and not _called(name, text, named_as_resource)
 
 
+def _a_task_or_term(name: str, text: str) -> bool:
+    """The text names it as a task, problem or term: neither a benchmark nor a method, so
+    it is not moved between the two lists (the benchmark rules refuse it, for both)."""
+    spot = find_name(name, text)
+    return spot is not None and a_task_or_term(text, spot[1], spot[2]) is not None
+
+
 def _any_mention_a_resource(surface: str, text: str) -> bool:
     return _some_mention(surface, text, named_as_resource)
 
@@ -240,9 +244,9 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
         draft = draft.model_copy(update={
             "benchmarks": [b for b in draft.benchmarks if b.name not in tools],
             "methods": [*draft.methods, *(t for t in tools if t not in draft.methods)]})
-    both = [b.name for b in draft.benchmarks if (
+    both = [b.name for b in draft.benchmarks if ((
         b.name in draft.methods and _presented_as_method(b.name, text, spans))
-        or _called_a_method(b.name, text)]
+        or _called_a_method(b.name, text)) and not _a_task_or_term(b.name, text)]
     if both:  # a name presented as a method ('FOCUS, a novel algorithm') is a method
         draft = draft.model_copy(update={
             "benchmarks": [b for b in draft.benchmarks if b.name not in both],
@@ -269,9 +273,11 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
         draft = draft.model_copy(update={"benchmarks": [
             *draft.benchmarks, *(DraftBenchmark(name=n, new=False) for n in missed_names)]})
     tasks, task_found = ground_tasks(draft, text, spans)
-    benchmarks, bench_found = ground_benchmarks(draft, text, spans, rejected, titled_benchmark)
-    methods, method_found = ground_methods(draft, text, spans, rejected,
-                                           {name_key(b.name) for b in benchmarks}, headline,
+    terms: dict[str, str] = {}
+    benchmarks, bench_found = ground_benchmarks(draft, text, spans, rejected, titled_benchmark,
+                                                terms)
+    taken = terms | {name_key(b.name): ALSO_A_BENCHMARK for b in benchmarks}
+    methods, method_found = ground_methods(draft, text, spans, rejected, taken, headline,
                                            title, decisions, weights)
     background = background_end(text, spans)
     missed = missed_results(text, spans, {g.value for g in draft.gains}, unit_at,

@@ -5,6 +5,7 @@ code, described by features, and kept, flagged or refused by one calibrated deci
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from papersift.extract.domain.lookup.assemble_spans import (
@@ -58,6 +59,18 @@ def _named_forms(surface: str, text: str, end: int) -> tuple[str | None, list[st
     if other and looks_like_acronym(surface):
         return other, []
     return (spelled_out(surface, text) if looks_like_acronym(surface) else None), []
+
+
+ALSO_A_BENCHMARK = "also listed as a benchmark"
+
+
+def clash(name: str, keys: set[str], taken: Mapping[str, str]) -> str | None:
+    """Why a candidate named ``name`` (with all its ``keys``) is something else, or None:
+    a stored benchmark under any of its forms, or a task or term under its own name."""
+    for key in sorted(keys & taken.keys()):
+        if taken[key] == ALSO_A_BENCHMARK or key == name_key(name):
+            return taken[key]
+    return None
 
 
 def _keys(surface: str, expansion: str | None, aliases: list[str]) -> set[str]:
@@ -143,7 +156,7 @@ def _drafted(draft: PaperDraft, text: str, spans: list[tuple[int, int]], rejecte
 
 
 def _add_found(candidates: list[_Candidate], text: str, spans: list[tuple[int, int]],
-               benchmark_keys: set[str], title: str | None, start: int, end: int,
+               taken: Mapping[str, str], title: str | None, start: int, end: int,
                feature: str, level: int, expansion: str | None = None) -> None:
     """Add a name code found (with ``feature`` saying how), or give the feature to the
     candidate that already holds it."""
@@ -152,7 +165,7 @@ def _add_found(candidates: list[_Candidate], text: str, spans: list[tuple[int, i
     if expansion is None:
         expansion, aliases = _named_forms(surface, text, end)
     keys = _keys(surface, expansion, aliases)
-    if keys & benchmark_keys:
+    if clash(surface, keys, taken):
         return
     same = next((c for c in candidates if keys & c.keys), None)
     if same is not None:
@@ -174,25 +187,25 @@ def _add_found(candidates: list[_Candidate], text: str, spans: list[tuple[int, i
 
 
 def _found_by_code(candidates: list[_Candidate], text: str, spans: list[tuple[int, int]],
-                   benchmark_keys: set[str], title: str | None) -> None:
+                   taken: Mapping[str, str], title: str | None) -> None:
     """Add what code finds besides the model: coined names after a proposal verb,
     acronyms a proposal sentence defines, then the named parts of the paper's own method
     and its sizes and variants (the model often leaves those out)."""
     for start, end in coined_proposals(text, spans):
         if not named_as_resource(text, start, end):
-            _add_found(candidates, text, spans, benchmark_keys, title, start, end,
+            _add_found(candidates, text, spans, taken, title, start, end,
                        "coined_after_verb", 2)
     for _, start, end, spelled in defined_in_proposals(text, spans):
-        _add_found(candidates, text, spans, benchmark_keys, title, start, end,
+        _add_found(candidates, text, spans, taken, title, start, end,
                    "defined_in_proposal", 2, spelled or None)
     own = [form for c in candidates if c.level == 2
            for form in (c.method.name, c.method.expansion or "") if form]
     if not own:
         return
     for start, end in parts_of_own(text, spans, own):
-        _add_found(candidates, text, spans, benchmark_keys, title, start, end, "listed_part", 1)
+        _add_found(candidates, text, spans, taken, title, start, end, "listed_part", 1)
     for start, end in variants_of_own(text, own):
-        _add_found(candidates, text, spans, benchmark_keys, title, start, end,
+        _add_found(candidates, text, spans, taken, title, start, end,
                    "variant_of_own", 2)
 
 
@@ -216,17 +229,19 @@ def _relations(candidates: list[_Candidate], text: str, spans: list[tuple[int, i
 
 
 def _merged(candidates: list[_Candidate], text: str, rejected: list[str],
-            benchmark_keys: set[str]) -> list[_Candidate]:
+            taken: Mapping[str, str]) -> list[_Candidate]:
     """Candidates that are not another item under a part of its name: a fragment of a
-    longer candidate's name ('Thompson' beside 'Nested Causal Thompson Sampling') or a
-    name already stored as a benchmark. These are the same thing named twice, not a
+    longer candidate's name ('Thompson' beside 'Nested Causal Thompson Sampling'), a
+    name already stored as a benchmark, or one the benchmark rules found to be a task or
+    term ('taken': key -> why). These are the same thing named twice, not a
     judgement of what kind of name it is, so they are merged here rather than weighed."""
     methods = [c.method for c in candidates]
     kept = []
     for candidate in candidates:
         name = candidate.method.name
-        if candidate.keys & benchmark_keys:
-            rejected.append(f"method {name!r}: also listed as a benchmark")
+        why = clash(name, candidate.keys, taken)
+        if why:
+            rejected.append(f"method {name!r}: {why}")
         elif part_of_another(candidate.method, methods, text):
             rejected.append(f"method {name!r}: part of a longer name")
         else:
@@ -235,19 +250,19 @@ def _merged(candidates: list[_Candidate], text: str, rejected: list[str],
 
 
 def method_candidates(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
-                      rejected: list[str], benchmark_keys: set[str],
+                      rejected: list[str], taken: Mapping[str, str],
                       headline: str | None = None, title: str | None = None
                       ) -> list[_Candidate]:
     """Every grounded name that may be the paper's own method, with its features."""
     candidates = _drafted(draft, text, spans, rejected, headline, title)
-    _found_by_code(candidates, text, spans, benchmark_keys, title)
-    candidates = _merged(candidates, text, rejected, benchmark_keys)
+    _found_by_code(candidates, text, spans, taken, title)
+    candidates = _merged(candidates, text, rejected, taken)
     _relations(candidates, text, spans)
     return candidates
 
 
 def ground_methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
-                   rejected: list[str], benchmark_keys: set[str],
+                   rejected: list[str], taken: Mapping[str, str],
                    headline: str | None = None, title: str | None = None,
                    decisions: list[Decision] | None = None,
                    weights: Weights | None = None) -> tuple[list[Method], list[Found | None]]:
@@ -257,7 +272,7 @@ def ground_methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
     weights = weights or load_weights()
     methods: list[Method] = []
     found: list[Found | None] = []
-    for candidate in method_candidates(draft, text, spans, rejected, benchmark_keys,
+    for candidate in method_candidates(draft, text, spans, rejected, taken,
                                        headline, title):
         where = candidate.where
         method = candidate.method

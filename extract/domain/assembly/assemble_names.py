@@ -14,9 +14,12 @@ from papersift.extract.domain.lookup.assemble_spans import (
     name_key,
     sentence_of,
 )
-from papersift.extract.domain.rules.name_rules import (
-    refused_benchmark,
+from papersift.extract.domain.rules.benchmark_kinds import (
+    a_task_or_term,
+    not_a_resource,
+    used_as_data,
 )
+from papersift.extract.domain.rules.name_rules import refused_benchmark
 from papersift.schemas import Benchmark, DraftBenchmark, PaperDraft, Task
 
 # A name with a parenthesis at its end: 'X (ACR)' for a method, 'LaSOT (Single-Object)'.
@@ -62,7 +65,6 @@ def ground_tasks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]) -> 
     return tasks, found
 
 
-BENCHMARK_NAME = re.compile(r"(Bench|Benchmark|Suite|Arena|Gym)\b|-?[Bb]ench\b")
 
 # Model families and sizes: what a paper evaluates, not what it evaluates on.
 _MODEL_NAME = re.compile(
@@ -94,9 +96,11 @@ def _benchmark_kind(name: str, sentence: str) -> str:
 
 
 def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
-                rejected: list[str], titled: str | None = None) -> tuple[
-        list[Benchmark], list[Found | None]]:
-    """Named benchmarks; ``titled``: the one the title names, which the paper creates."""
+                rejected: list[str], titled: str | None = None,
+                terms: dict[str, str] | None = None) -> tuple[list[Benchmark], list[Found | None]]:
+    """Named benchmarks; ``titled``: the one the title names, which the paper creates.
+    ``terms`` receives the names refused as a task, problem or term (key -> why), which are
+    not methods either."""
     benchmarks: list[Benchmark] = []
     found: list[Found | None] = []
     index: dict[str, int] = {}
@@ -108,11 +112,21 @@ def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
         status, start, end = spot
         start, end = _benchmark_extent(text, start, end)
         surface = text[start:end]
+        term = a_task_or_term(text, start, end)
+        if term is not None:
+            rejected.append(f"benchmark {item.name!r}: {term}")
+            if terms is not None:
+                terms[name_key(surface)] = f"{term.split(', not ')[0]}, not a method"
+            continue
         reason = refused_benchmark(text, drafted[1:], start, end)
         if reason is not None:
             rejected.append(f"benchmark {item.name!r}: {reason}")
             continue
-        if _MODEL_NAME.search(surface):
+        reason = not_a_resource(text, start, end)
+        if reason is not None:
+            rejected.append(f"benchmark {item.name!r}: {reason}")
+            continue
+        if _MODEL_NAME.search(surface) and not used_as_data(text, start):
             rejected.append(f"benchmark {item.name!r}: a model, not a benchmark")
             continue
         sentence = sentence_of(spans, start, end)

@@ -30,7 +30,7 @@ _LIST_THEN_KIND = re.compile(rf"(?<![\w.+-])((?:{_NAME}{_SEP}){{0,6}}{_NAME})\s+
 # 'datasets such as A, B and C', 'benchmarks (A and B)', 'benchmarks: A, B'
 _KIND_THEN_LIST = re.compile(
     rf"\b{_KINDS}\s*(?:,\s*)?(?:\(|:|such as|including|like|namely|e\.g\.,?|i\.e\.,?)\s*"
-    rf"(?<![\w.+-])((?:{_NAME}{_SEP}){{0,6}}{_NAME})")
+    rf"(?<![\w.+-])((?:{_NAME}{_SEP}){{0,6}}{_NAME})(?![\w+-]|\s[A-Z])")  # whole names only
 _SPLIT = re.compile(_SEP)
 # Words that start a sentence or a clause in title case; never a name on their own.
 _NOT_NAMES = frozenset({"The", "A", "An", "Our", "We", "This", "These", "Both", "All", "Each",

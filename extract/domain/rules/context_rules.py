@@ -74,13 +74,15 @@ def trained_by_the_paper(text: str, start: int) -> bool:
 # 'on diverse ODQA benchmarks': a quantity or variety of benchmarks of some kind.
 _QUANTIFIED_BEFORE = re.compile(
     r"\b(diverse|various|several|multiple|many|numerous|different|standard|popular|"
-    r"common|existing|\d+|two|three|four|five|six|seven|eight|nine|ten)\s+[*_{]*$", re.I)
+    r"common|existing|\d+|two|three|four|five|six|seven|eight|nine|ten)\s+[*_{]*$"
+    r"|\b(?-i:[a-z]+-[a-z]+)\s+[*_{]*$", re.I)  # 'open-ended QA datasets'
+
 _PLURAL_KIND_AFTER = re.compile(r"^[*_}]*\s+(benchmarks|datasets|corpora)\b")
 
 
 def a_kind_of_benchmarks(text: str, start: int, end: int) -> bool:
-    """'on diverse ODQA benchmarks', 'three QA datasets': the name says what kind of
-    benchmarks they are."""
+    """'on diverse ODQA benchmarks', 'three QA datasets', 'open-ended QA datasets': the name
+    says what kind of benchmarks they are."""
     return bool(_QUANTIFIED_BEFORE.search(text[max(0, start - 24):start])
                 and _PLURAL_KIND_AFTER.match(text[end:end + 16]))
 

@@ -110,8 +110,8 @@ def lowercase_term_acronym(text: str, acronym: str) -> bool:
         offset = max(0, match.start() - 120)
         words = list(re.finditer(r"[A-Za-z][\w-]*", text[offset:match.start()]))
         words = words[-min(letters, 6):]
-        if len(words) < 2:
-            continue
+        if len(words) < 2 and not (words and "-" in words[0].group()):
+            continue  # one hyphenated word spells two letters ('Spatio-temporal (ST)')
         first = words[0]
         lead = text[max(0, offset + first.start() - 3):offset + first.start()]
         at_sentence_start = offset + first.start() == 0 or bool(re.search(r"[.!?:]\s*$", lead))
@@ -311,12 +311,12 @@ def describes_the_name_before(text: str, start: int, end: int) -> bool:
 
 _RESOURCE_AFTER = re.compile(
     r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*(,|:|—|--|-{3}|is|,?\s*which is)\s*(a|an|the|our)\s+"
-    r"([\w-]+\s+){0,5}?(benchmark|dataset|corpus|suite|testbed|test bed|leaderboard|"
+    r"([\w-]+,?\s+){0,6}?(benchmark|dataset|corpus|suite|testbed|test bed|leaderboard|"
     r"environment|collection|arena)s?\b", re.I)
 
 
 _RESOURCE_BEFORE = re.compile(  # no name between the article and the kind word
-    r"\b([Aa]n?|[Nn]ew|[Nn]ovel|[Oo]ur)\s+([a-z][a-z-]*\s+){0,3}?"
+    r"\b([Aa]n?|[Nn]ew|[Nn]ovel|[Oo]ur)\s+([a-z][a-z-]*\s+){0,5}?"
     r"(benchmark|dataset|corpus|suite|testbed|leaderboard|environment)\s*[,:(]?\s*"
     r"(the\s+)?((called|named|dubbed|termed)\s+)?(\*\*|\*|\\textbf\{|\\textsc\{|\\emph\{)?$")
 
@@ -375,7 +375,7 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
         return "a size or count ('a 34.8-hour dataset'), not a name"
     if _PLURAL_ACRONYM.match(mention.strip("*_ ")):
         return "a class of things (a plural acronym: 'SCMs'), not a named benchmark"
-    if lowercase_term_acronym(text, mention.strip("*_ ")):
+    if lowercase_term_acronym(text, mention.strip("*_ ()")):
         return "the acronym of a lowercase term (a task or field), not a benchmark"
     if established_method(mention.strip("*_ ")) or known_metric(mention.strip("*_ ")):
         return "an established method, model or metric, not a benchmark"

@@ -1,0 +1,101 @@
+"""What kind of thing a benchmark candidate is, read from its own words and its definition.
+
+RULES.md lists as benchmarks the named datasets, suites, environments, simulators and
+collections a paper evaluates on. A small model also lists whatever an experiment "runs
+on": a problem class ('Traveling Salesman Problem (TSP)'), a formalism ('Markov Decision
+Process'), a kind of system ('Energy Harvesting Wireless Sensor Networks (EH-WSNs)') or the
+task the paper defines ('the Active Visual Reasoning (AVR) task'). Their names say what
+they are in their last word, either as written or in the words an acronym is defined
+with, so the rule reads only that word and never a list of particular names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from papersift.extract.domain.lookup.wholeword import whole_word
+from papersift.extract.domain.rules.name_rules import lowercase_term_acronym
+
+# A name that says it is a benchmark ('MT-Bench', 'Chatbot Arena', 'Procgen Suite').
+BENCHMARK_NAME = re.compile(r"(Bench|Benchmark|Suite|Arena|Gym)\b|-?[Bb]ench\b")
+# The last word of a name that makes it a problem, formalism or task (never a method
+# either), or a kind of system or model (which may be the paper's method).
+_TERM_HEAD = re.compile(
+    r"\b(problems?|process(?:es)?|equations?|tasks?|paradigms?|settings?|formulations?)$", re.I)
+_SYSTEM_HEAD = re.compile(r"\b(networks?|models?|frameworks?)$", re.I)
+# Capitalised words and the acronym in parentheses after them ('Graph Transformer (GT)').
+_DEFINITION = re.compile(r"((?:[A-Z][\w-]*\s+){1,6})\(\s*([^()\s][^()]*?)\s*\)")
+# Right after a mention, in its sentence: the text calls the name a task or problem
+# ('the AVR task', 'the Active Visual Reasoning (AVR) problem').
+_KIND_NOUN_AFTER = re.compile(
+    r"^[*_}]*\)?(\s*\([^()]{1,16}\))?\s+(task|problem|setting|paradigm)\b(?!s)", re.I)
+# 'a new NL-FOL translation dataset': the name is a modifier inside an unnamed description.
+_INDEFINITE_BEFORE = re.compile(
+    r"\b(an?|[Aa]nother)\s+((new|novel)\s+)?([a-z][\w-]*\s+){0,2}[*_{]*$")
+_DESCRIBED_KIND_AFTER = re.compile(
+    r"^[*_}]*\s+([a-z][\w-]*\s+){1,3}(dataset|benchmark|corpus|suite|collection)\b")
+# A list that a noun for something other than data heads: 'three competition platforms,
+# Leetcode, Atcoder, and Codeforces', 'libraries such as NumPy'.
+_NAME_WORDS = r"[A-Z0-9][\w.+-]*(\s+[A-Z0-9][\w.+-]*){0,3}"
+_OTHER_THING_LIST_BEFORE = re.compile(
+    r"\b(platforms?|websites?|sites|apps|applications?|software|tools|librar(y|ies)|problems|"
+    r"programming languages?|compan(y|ies)|organi[sz]ations?|services|search engines?|"
+    r"operating systems?)\s*(,|:|\()?\s*(including|such as|like|namely|e\.g\.)?\s*,?\s*"
+    rf"((the\s+)?({_NAME_WORDS})(\s*\([^()]{{1,12}}\))?\s*(,\s*(and|or)?|and|or|&)\s*){{0,8}}"
+    r"(the\s+)?$")
+# Right before a name: the paper takes data from it ('a small subset of Wiki-40B-en').
+_DATA_OF_BEFORE = re.compile(
+    r"\b(subsets?|splits?|portions?|parts?|samples|examples|documents|sentences|images)\s+"
+    r"(of|from)\s+(the\s+)?[*_{]*$")
+
+
+def used_as_data(text: str, start: int) -> bool:
+    """The words right before a mention take data from it: a dataset, whatever its name
+    looks like (a size in 'Wiki-40B-en' does not make it a model)."""
+    return bool(_DATA_OF_BEFORE.search(text[max(0, start - 40):start]))
+
+
+def definition_of(text: str, acronym: str) -> str:
+    """The capitalised words the abstract defines an acronym with, or ''."""
+    if not acronym or " " in acronym:
+        return ""
+    match = next((m for m in _DEFINITION.finditer(text) if m.group(2) == acronym), None)
+    return match.group(1).strip() if match else ""
+
+
+def a_task_or_term(text: str, start: int, end: int) -> str | None:
+    """Why the mention [start, end) names a problem, formalism, task or term of art: neither
+    a benchmark nor a method ('Traveling Salesman Problem', 'the AVR task', 'named entity
+    recognition (NER)'), or None."""
+    form = text[start:end].strip(" *_()")
+    if not form:
+        return None
+    for spelled in (form, definition_of(text, form)):
+        head = _TERM_HEAD.search(spelled) if spelled else None
+        if head:
+            return f"named as a {head.group(1).lower()} ('{spelled}'), not a named benchmark"
+    if any(_KIND_NOUN_AFTER.match(text[m.end():m.end() + 24])
+           for m in whole_word(form).finditer(text)):
+        return f"called a task or problem in the text ('{form} task'), not a benchmark"
+    if lowercase_term_acronym(text, form):
+        return "the acronym of a lowercase term (a task or field), not a benchmark"
+    return None
+
+
+def not_a_resource(text: str, start: int, end: int) -> str | None:
+    """Why the mention [start, end) is a kind of system or model, a modifier in a
+    description or one of a list of platforms, rather than a named dataset or benchmark,
+    or None."""
+    surface = text[start:end]
+    form = surface.strip(" *_()")
+    if _INDEFINITE_BEFORE.search(text[max(0, start - 40):start]) and \
+            _DESCRIBED_KIND_AFTER.match(text[end:end + 60]):
+        return f"a modifier in an unnamed description ('a {form} ... dataset'), not a name"
+    if not BENCHMARK_NAME.search(surface) and \
+            _OTHER_THING_LIST_BEFORE.search(text[max(0, start - 200):start]):
+        return "one of a list of platforms, tools or organisations, not a benchmark"
+    for spelled in (form, definition_of(text, form)):
+        head = _SYSTEM_HEAD.search(spelled) if spelled else None
+        if head:
+            return f"named as a {head.group(1).lower()} ('{spelled}'), not a named benchmark"
+    return None

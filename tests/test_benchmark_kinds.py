@@ -1,0 +1,110 @@
+"""What kind of thing a benchmark candidate is (extract/domain/rules/benchmark_kinds.py and
+the widened resource cues of name_rules and benchmark_candidates), on invented sentences
+(hand-written, not from any paper) shaped like the errors of the random1 and random3 tune
+sets: problems, formalisms and tasks that an experiment 'runs on', a modifier inside an
+unnamed description, platforms a benchmark collects from, a dataset whose name holds a
+size, and resources named after a long description."""
+
+from __future__ import annotations
+
+from papersift.extract.domain.assembly.assemble import assemble
+from papersift.extract.domain.rules.benchmark_kinds import (
+    a_task_or_term,
+    not_a_resource,
+    used_as_data,
+)
+from papersift.testing.drafts import paper_draft as _draft
+
+
+def _span(text: str, name: str) -> tuple[str, int, int]:
+    start = text.index(name)
+    return text, start, start + len(name)
+
+
+def _benchmarks(text: str, names: list[str], methods: tuple[str, ...] = ("OrbitNet",)
+                ) -> tuple[list[str], list[str]]:
+    got = assemble(_draft(list(methods), names), text)
+    return [b.name for b in got.extraction.benchmarks], got.rejected
+
+
+def test_a_problem_or_formalism_is_not_a_benchmark_even_when_experiments_run_on_it() -> None:
+    text = ("We propose OrbitNet. Experiments on the Vehicle Packing Problem (VPP) and on "
+            "standard Semi-Markov Decision Process (SMDP) benchmarks show gains on TileSet.")
+    kept, rejected = _benchmarks(text, ["Vehicle Packing Problem", "VPP", "SMDP", "TileSet"])
+    assert kept == ["TileSet"]
+    assert sum("named as a problem" in r for r in rejected) == 2  # the name and its acronym
+    assert any("named as a process" in r for r in rejected)
+
+
+def test_a_task_the_paper_defines_is_neither_a_benchmark_nor_a_method() -> None:
+    text = ("We introduce the Orbital Tile Matching (OTM) task. We propose OrbitNet, and "
+            "OrbitNet solves OTM on TileSet.")
+    got = assemble(_draft(["OrbitNet", "OTM"], ["OTM", "TileSet"]), text)
+    assert [b.name for b in got.extraction.benchmarks] == ["TileSet"]
+    assert [m.name for m in got.extraction.methods] == ["OrbitNet"]
+    assert any(r.startswith("method 'OTM'") and "not a method" in r for r in got.rejected)
+    # the same name as a coined proposal, with no task word near it, is kept
+    assert a_task_or_term(*_span("We propose OTM, a tiler. OTM wins.", "OTM")) is None
+
+
+def test_a_refused_term_does_not_refuse_a_method_that_merely_contains_it() -> None:
+    text = ("Tile matching (TM) is hard. We propose a method called sparse TM (S-TM). "
+            "S-TM beats dense TM methods on TileSet.")
+    got = assemble(_draft(["S-TM"], ["TM", "TileSet"]), text)
+    assert [m.name for m in got.extraction.methods] == ["S-TM"]
+    assert [b.name for b in got.extraction.benchmarks] == ["TileSet"]
+
+
+def test_a_name_inside_an_unnamed_description_is_a_modifier() -> None:
+    text = "Pairs in TileSet form a new TS-OTM translation dataset. OrbitNet wins on TileSet."
+    assert not_a_resource(*_span(text, "TS-OTM")) is not None
+    kept, _ = _benchmarks(text, ["TS-OTM translation dataset", "TileSet"])
+    assert kept == ["TileSet"]
+
+
+def test_platforms_a_benchmark_collects_from_are_not_benchmarks() -> None:
+    text = ("TileBench collects puzzles from three puzzle platforms, Tilely, Puzzlr, and "
+            "Gridster. OrbitNet leads TileBench and Chatbot Arena, a platform.")
+    for name in ("Tilely", "Puzzlr", "Gridster"):
+        assert not_a_resource(*_span(text, name)) is not None
+    # a name that says it is a benchmark stays one in a platform list ('platforms like the
+    # Chatbot Arena' in a dev abstract)
+    arena = "Crowd-sourced platforms like the Chatbot Arena collect prompts."
+    assert not_a_resource(*_span(arena, "Chatbot Arena")) is None
+
+
+def test_a_dataset_whose_name_holds_a_size_is_data_when_the_text_takes_data_from_it() -> None:
+    text = "With only a small subset of Tiles-40B-en for training, OrbitNet halves errors."
+    assert used_as_data(text, text.index("Tiles-40B-en"))
+    kept, _ = _benchmarks(text, ["Tiles-40B-en"])
+    assert kept == ["Tiles-40B-en"]
+    model = "We fine-tune Orbit-7B and compare it with OrbitNet on TileSet."
+    assert not used_as_data(model, model.index("Orbit-7B"))
+    kept, rejected = _benchmarks(model, ["Orbit-7B", "TileSet"])
+    assert kept == ["TileSet"]
+
+
+def test_a_resource_named_after_a_long_description_is_a_benchmark_not_a_method() -> None:
+    # the apposition has commas inside ('a human-annotated, logically complex ... dataset')
+    text = ("We present TILO, a human-annotated, logically complex and diverse dataset for "
+            "tile reasoning. OrbitNet is trained on TILO.")
+    got = assemble(_draft(["OrbitNet", "TILO"], ["TILO"]), text, "TILO: Tile Reasoning")
+    assert [(b.name, b.introduced) for b in got.extraction.benchmarks] == [("TILO", True)]
+    assert "TILO" not in [m.name for m in got.extraction.methods]
+    # four lowercase words between the article and the kind word
+    text = ("We introduce a filtered tile-grid complex structure dataset, TIGR (Tile Grid). "
+            "OrbitNet is tested on TIGR.")
+    got = assemble(_draft(["OrbitNet"], ["TIGR"]), text, "TIGR: Tile Grids")
+    assert [b.name for b in got.extraction.benchmarks] == ["TIGR"]
+
+
+def test_kinds_of_benchmarks_and_cut_names_are_not_named_benchmarks() -> None:
+    text = ("Spatio-temporal (ST) data is everywhere. Experiments on five real-world ST "
+            "benchmarks and on open-ended QA datasets - TileQA and GridQA - show gains.")
+    kept, _ = _benchmarks(text, ["real-world ST benchmarks", "TileQA", "GridQA"])
+    assert kept == ["TileQA", "GridQA"]
+    # a list the kind word heads, whose last name runs past four words, is not cut short
+    long = ("OrbitNet runs in constrained environments, such as Energy Harvesting Wireless "
+            "Sensor Networks.")
+    kept, _ = _benchmarks(long, [])
+    assert kept == []
