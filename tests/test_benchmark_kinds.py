@@ -108,3 +108,29 @@ def test_kinds_of_benchmarks_and_cut_names_are_not_named_benchmarks() -> None:
             "Sensor Networks.")
     kept, _ = _benchmarks(long, [])
     assert kept == []
+
+
+def test_an_acronym_defined_as_a_problem_is_not_the_papers_method() -> None:
+    text = ("To verify our OrbitNet designs, we conduct extensive experiments on the highly "
+            "challenging Tile Packing Problem with Time Window (TPPTW) variants.")
+    got = assemble(_draft(["OrbitNet", "TPPTW"]), text)
+    assert [m.name for m in got.extraction.methods] == ["OrbitNet"]
+    assert any(r.startswith("method 'TPPTW'") and "named as a problem" in r
+               for r in got.rejected)
+
+
+def test_a_method_the_paper_defines_in_lowercase_words_stays_a_method() -> None:
+    # the lowercase-term rule refuses benchmarks only: papers often define their own
+    # method in lowercase ('an energy distribution-based detector (EDBD)')
+    text = ("We propose a tile distribution-based detector (TDBD). TDBD improves recall by "
+            "3% on TileSet.")
+    got = assemble(_draft(["TDBD"], ["TileSet"]), text)
+    assert not any("not a method" in r for r in got.rejected)
+    assert [d.name for d in got.decisions] == ["TDBD"]  # weighed, not vetoed
+
+
+def test_a_generic_class_of_models_is_not_the_papers_method() -> None:
+    text = ("We present TileBench, a benchmark, and find that a capable Large Language "
+            "Model (LLM) still fails on it.")
+    got = assemble(_draft(["LLM"], ["TileBench"]), text)
+    assert [m.name for m in got.extraction.methods] == []

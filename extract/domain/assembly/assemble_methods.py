@@ -20,6 +20,7 @@ from papersift.extract.domain.lookup.assemble_spans import (
     sentence_of,
 )
 from papersift.extract.domain.lookup.wholeword import whole_word
+from papersift.extract.domain.rules.benchmark_kinds import named_as_a_problem
 from papersift.extract.domain.rules.context_rules import background_end
 from papersift.extract.domain.rules.method_candidates import (
     defined_in_proposals,
@@ -228,6 +229,11 @@ def _relations(candidates: list[_Candidate], text: str, spans: list[tuple[int, i
             candidate.features["rules_keep"] = 1.0
 
 
+def _a_problem(text: str, where: Found) -> str | None:
+    problem = named_as_a_problem(text, where.start, where.end)
+    return f"{problem}, not a method" if problem else None
+
+
 def _merged(candidates: list[_Candidate], text: str, rejected: list[str],
             taken: Mapping[str, str]) -> list[_Candidate]:
     """Candidates that are not another item under a part of its name: a fragment of a
@@ -239,7 +245,7 @@ def _merged(candidates: list[_Candidate], text: str, rejected: list[str],
     kept = []
     for candidate in candidates:
         name = candidate.method.name
-        why = clash(name, candidate.keys, taken)
+        why = clash(name, candidate.keys, taken) or _a_problem(text, candidate.where)
         if why:
             rejected.append(f"method {name!r}: {why}")
         elif part_of_another(candidate.method, methods, text):

@@ -21,10 +21,14 @@ BENCHMARK_NAME = re.compile(r"(Bench|Benchmark|Suite|Arena|Gym)\b|-?[Bb]ench\b")
 # The last word of a name that makes it a problem, formalism or task (never a method
 # either), or a kind of system or model (which may be the paper's method).
 _TERM_HEAD = re.compile(
-    r"\b(problems?|process(?:es)?|equations?|tasks?|paradigms?|settings?|formulations?)$", re.I)
+    r"\b(problems?|process(?:es)?|equations?|tasks?|paradigms?|settings?|formulations?)"
+    r"((?-i:\s+(with|of|under|for))(\s+[\w-]+){1,4})?$", re.I)  # 'Problem with Time Window'
 _SYSTEM_HEAD = re.compile(r"\b(networks?|models?|frameworks?)$", re.I)
 # Capitalised words and the acronym in parentheses after them ('Graph Transformer (GT)').
-_DEFINITION = re.compile(r"((?:[A-Z][\w-]*\s+){1,6})\(\s*([^()\s][^()]*?)\s*\)")
+# Joining words may stand inside ('Traveling Salesman Problem with Time Window (TSPTW)').
+_DEFINITION = re.compile(
+    r"((?:[A-Z][\w-]*\s+(?:(?:with|of|for|under|on|in|and)\s+(?=[A-Z]))?){1,8})"
+    r"\(\s*([^()\s][^()]*?)\s*\)")
 # Right after a mention, in its sentence: the text calls the name a task or problem
 # ('the AVR task', 'the Active Visual Reasoning (AVR) problem').
 _KIND_NOUN_AFTER = re.compile(
@@ -63,17 +67,35 @@ def definition_of(text: str, acronym: str) -> str:
     return match.group(1).strip() if match else ""
 
 
+def _singular(word: str) -> str:
+    word = word.lower()
+    if word.endswith("sses"):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def named_as_a_problem(text: str, start: int, end: int) -> str | None:
+    """Why the mention [start, end) names a problem, formalism or task by its own last word,
+    as written or in the words its acronym is defined with ('Traveling Salesman Problem
+    with Time Window (TSPTW)'), or None. Such a name is neither a benchmark nor a method."""
+    form = text[start:end].strip(" *_()")
+    for spelled in (form, definition_of(text, form)) if form else ():
+        head = _TERM_HEAD.search(spelled) if spelled else None
+        if head:
+            return f"named as a {_singular(head.group(1))} ('{spelled}')"
+    return None
+
+
 def a_task_or_term(text: str, start: int, end: int) -> str | None:
-    """Why the mention [start, end) names a problem, formalism, task or term of art: neither
-    a benchmark nor a method ('Traveling Salesman Problem', 'the AVR task', 'named entity
+    """Why the mention [start, end) is a problem, formalism, task or term of art rather than
+    a named benchmark ('Traveling Salesman Problem', 'the AVR task', 'named entity
     recognition (NER)'), or None."""
     form = text[start:end].strip(" *_()")
     if not form:
         return None
-    for spelled in (form, definition_of(text, form)):
-        head = _TERM_HEAD.search(spelled) if spelled else None
-        if head:
-            return f"named as a {head.group(1).lower()} ('{spelled}'), not a named benchmark"
+    problem = named_as_a_problem(text, start, end)
+    if problem:
+        return f"{problem}, not a named benchmark"
     if any(_KIND_NOUN_AFTER.match(text[m.end():m.end() + 24])
            for m in whole_word(form).finditer(text)):
         return f"called a task or problem in the text ('{form} task'), not a benchmark"
@@ -97,5 +119,5 @@ def not_a_resource(text: str, start: int, end: int) -> str | None:
     for spelled in (form, definition_of(text, form)):
         head = _SYSTEM_HEAD.search(spelled) if spelled else None
         if head:
-            return f"named as a {head.group(1).lower()} ('{spelled}'), not a named benchmark"
+            return f"named as a {_singular(head.group(1))} ('{spelled}'), not a named benchmark"
     return None
