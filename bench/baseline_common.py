@@ -320,9 +320,10 @@ class BaselineExtractor(Extractor):
         """The baseline's answer for one abstract, or why there is none."""
         raise NotImplementedError
 
-    def extract(self, paper_id: str, text: str) -> Outcome:
-        """Ask the baseline; never raises for model or network trouble."""
-        outcome = Outcome(paper_id=paper_id, cache_key=self.key_for(text))
+    def extract(self, paper_id: str, text: str, title: str | None = None) -> Outcome:
+        """Ask the baseline (the abstract alone: a baseline is sent no title); never raises
+        for model or network trouble."""
+        outcome = Outcome(paper_id=paper_id, cache_key=self.key_for(text, title))
         started = time.perf_counter()
         notes: Counter[str] = Counter()
         with call_log(self.secrets) as log:
@@ -344,9 +345,10 @@ class BaselineExtractor(Extractor):
         return outcome
 
 
-    async def extract_async(self, paper_id: str, text: str) -> Outcome:
+    async def extract_async(self, paper_id: str, text: str,
+                            title: str | None = None) -> Outcome:
         """The runner's async road: the baseline's own sync call, in a worker thread."""
-        return await asyncio.to_thread(self.extract, paper_id, text)
+        return await asyncio.to_thread(self.extract, paper_id, text, title)
 
 
 def _mark_invalid(error: Exception, *_args: Any, **_kwargs: Any) -> None:

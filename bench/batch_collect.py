@@ -73,7 +73,7 @@ def collect(work: Path, answers: int) -> dict[str, float]:
         dispatch = BatchDispatch(wh)
         runner = Runner(wh, extractor, dispatch=dispatch)
         runner.start()
-        wanted = {extractor.key_for(job.text): job for job in jobs}
+        wanted = {extractor.key_for(job.text, job.title): job for job in jobs}
         runner.add_jobs(jobs)
         record = BatchRecord(batch_id=BATCH_ID, run_id=runner.run_id,
                              endpoint=ENDPOINT.cache_identity, model=ENDPOINT.model,

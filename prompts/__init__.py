@@ -6,6 +6,9 @@ A prompt named ``NAME`` is three files beside this module:
   examples go. Rendered once, so it is an identical prefix for every abstract.
 - ``NAME.user.md``: the per-abstract message; ``{{abstract}}`` is the only variable.
 - ``NAME.examples.json``: ``{"examples": [{"abstract": ..., "answer": {...}}]}``.
+- ``NAME.title.md``: the line that puts an input's title before its abstract, inside the
+  abstract's slot of the user message; ``{{title}}`` is its only variable. An abstract
+  with no title is sent without it, exactly as before titles were sent.
 
 Placeholders other than the known ones, or missing ones, are errors. This package
 imports nothing else of the project's.
@@ -52,12 +55,22 @@ class Prompt:
     system: str  # fully rendered, examples included
     user_template: str
     examples: tuple[Example, ...]
-    version: str  # "sha256:..." over the three source files (and the pool's, with one)
+    version: str  # "sha256:..." over the four source files (and the pool's, with one)
     pool: FewshotPool | None = None  # examples sent before each abstract (opt-in)
+    title_template: str = "Title: {{title}}"
 
     def user(self, abstract: str) -> str:
         """The per-abstract message: the abstract goes last."""
         return self.user_template.replace("{{abstract}}", abstract)
+
+    def titled(self, abstract: str, title: str | None) -> str:
+        """What fills the abstract's slot: the title line and a blank line before the
+        abstract when the input has a title (measured on random papers: it helps the
+        model tell the paper's own names), else the abstract alone."""
+        title = " ".join((title or "").split())
+        if not title:
+            return abstract
+        return f"{self.title_template.replace('{{title}}', title)}\n\n{abstract}"
 
     def messages(self, abstract: str) -> list[dict[str, str]]:
         """Chat messages: a static system prefix, the pool's chosen examples (if any) as
@@ -120,14 +133,17 @@ def load_prompt(name: str = DEFAULT_PROMPT, directory: Path = PROMPT_DIR) -> Pro
     system_path = directory / f"{name}.system.md"
     user_path = directory / f"{name}.user.md"
     examples_path = directory / f"{name}.examples.json"
+    title_path = directory / f"{name}.title.md"
     system_source = _read(system_path)
     user_source = _read(user_path)
     examples_source = _read(examples_path)
+    title_source = _read(title_path)
     _check_placeholders(system_path, system_source, {"examples"})
     _check_placeholders(user_path, user_source, {"abstract"})
+    _check_placeholders(title_path, title_source, {"title"})
     examples = _load_examples(examples_path)
     digest = hashlib.sha256()
-    for source in (system_source, user_source, examples_source):
+    for source in (system_source, user_source, examples_source, title_source):
         digest.update(hashlib.sha256(source.encode("utf-8")).digest())
     system = _PLACEHOLDER.sub(lambda _match: _render_examples(examples), system_source).strip()
     return Prompt(
@@ -136,6 +152,7 @@ def load_prompt(name: str = DEFAULT_PROMPT, directory: Path = PROMPT_DIR) -> Pro
         user_template=user_source.strip(),
         examples=examples,
         version="sha256:" + digest.hexdigest(),
+        title_template=title_source.strip(),
     )
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# The abstract as papersift's prompt frames it: Abstract:\n"""\n...\n"""
-ABSTRACT = re.compile(r'Abstract:\n"""\n(.*)\n"""', re.S)
+# The abstract as papersift's prompt frames it: Abstract:\n"""\n...\n""", after the
+# input's title line ("Title: ...", then a blank line) when it has one.
+ABSTRACT = re.compile(r'Abstract:\n"""\n(?:Title: [^\n]*\n\n)?(.*)\n"""', re.S)
 
 
 def last_abstract(body: dict[str, Any]) -> str:

@@ -80,7 +80,7 @@ def test_a_dataset_whose_name_holds_a_size_is_data_when_the_text_takes_data_from
     assert kept == ["Tiles-40B-en"]
     model = "We fine-tune Orbit-7B and compare it with OrbitNet on TileSet."
     assert not used_as_data(model, model.index("Orbit-7B"))
-    kept, rejected = _benchmarks(model, ["Orbit-7B", "TileSet"])
+    kept, _ = _benchmarks(model, ["Orbit-7B", "TileSet"])
     assert kept == ["TileSet"]
 
 

@@ -43,7 +43,7 @@ def test_static_prefix_then_abstract_last() -> None:
 
 def test_version_is_a_content_hash(tmp_path: Path) -> None:
     source = Path(__file__).resolve().parent.parent / "prompts"
-    for name in ("system.md", "user.md", "examples.json"):
+    for name in ("system.md", "user.md", "examples.json", "title.md"):
         text = (source / f"extract_v2.{name}").read_text(encoding="utf-8")
         (tmp_path / f"p.{name}").write_text(text, encoding="utf-8")
     original = load_prompt("p", tmp_path)
@@ -52,6 +52,18 @@ def test_version_is_a_content_hash(tmp_path: Path) -> None:
         (tmp_path / "p.system.md").read_text(encoding="utf-8") + "\nOne more rule.",
         encoding="utf-8")
     assert load_prompt("p", tmp_path).version != original.version
+    (tmp_path / "p.title.md").write_text("Paper title: {{title}}\n", encoding="utf-8")
+    assert load_prompt("p", tmp_path).version != original.version  # the title line counts
+
+
+def test_a_title_goes_before_the_abstract_and_an_untitled_abstract_is_sent_as_before() -> None:
+    prompt = load_prompt()
+    assert prompt.titled("We study X.", None) == "We study X."
+    assert prompt.titled("We study X.", "  ") == "We study X."
+    assert prompt.titled("We study X.", "OrbitNet:\n Tiles") == \
+        "Title: OrbitNet: Tiles\n\nWe study X."
+    user = prompt.user(prompt.titled("We study X.", "OrbitNet"))
+    assert user.startswith('Abstract:\n"""\nTitle: OrbitNet\n\nWe study X.')
 
 
 @pytest.mark.parametrize(("system", "user", "message"), [
@@ -63,7 +75,17 @@ def test_placeholders_are_strict(tmp_path: Path, system: str, user: str, message
     (tmp_path / "p.system.md").write_text(system, encoding="utf-8")
     (tmp_path / "p.user.md").write_text(user, encoding="utf-8")
     (tmp_path / "p.examples.json").write_text('{"examples": []}', encoding="utf-8")
+    (tmp_path / "p.title.md").write_text("Title: {{title}}", encoding="utf-8")
     with pytest.raises(PromptError, match=message):
+        load_prompt("p", tmp_path)
+
+
+def test_the_title_line_needs_its_placeholder(tmp_path: Path) -> None:
+    (tmp_path / "p.system.md").write_text("{{examples}}", encoding="utf-8")
+    (tmp_path / "p.user.md").write_text("{{abstract}}", encoding="utf-8")
+    (tmp_path / "p.examples.json").write_text('{"examples": []}', encoding="utf-8")
+    (tmp_path / "p.title.md").write_text("Title:", encoding="utf-8")
+    with pytest.raises(PromptError, match="p.title.md: missing placeholder"):
         load_prompt("p", tmp_path)
 
 
@@ -72,5 +94,6 @@ def test_unknown_example_keys_are_refused(tmp_path: Path) -> None:
     (tmp_path / "p.user.md").write_text("{{abstract}}", encoding="utf-8")
     (tmp_path / "p.examples.json").write_text(
         '{"examples": [{"abstract": "a", "answer": {}, "notes": "x"}]}', encoding="utf-8")
+    (tmp_path / "p.title.md").write_text("Title: {{title}}", encoding="utf-8")
     with pytest.raises(PromptError, match="exactly 'abstract' and 'answer'"):
         load_prompt("p", tmp_path)

@@ -293,8 +293,11 @@ def test_extract_one_abstract_through_the_api_against_a_fake_endpoint(db: Path) 
             assert body["outcome"] == "extracted" and body["failure"] is None
             tasks = [i for i in body["paper"]["items"] if i["item_type"] == "task"]
             assert tasks and NEW_ABSTRACT.startswith(tasks[0]["name"])
-            again = client.post("/api/extract", json={"abstract": NEW_ABSTRACT}).json()
+            again = client.post("/api/extract", json={"abstract": NEW_ABSTRACT,
+                                                      "title": "SparseLens"}).json()
             assert again["outcome"] == "cached" and again["run_id"] != body["run_id"]
+            # the title is part of the request the model saw, so it is part of the cache key
+            assert fake.log[-1].paper_id == body["paper_id"] and len(fake.log) == 1
             assert client.get("/api/papers").json()["total"] == 64
             assert client.get(f"/api/runs/{body['run_id']}").json()["n_extracted"] == 1
             runs = client.get("/api/runs").json()

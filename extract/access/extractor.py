@@ -72,9 +72,9 @@ class AskFailedError(Exception):
 
 
 def cache_key(endpoint: Endpoint, prompt_version: str, text: str,
-              fields: FieldSet = DEFAULT_FIELDS) -> str:
+              fields: FieldSet = DEFAULT_FIELDS, title: str | None = None) -> str:
     """Fingerprint of everything that shapes the answer: endpoint, model, mode, sampling,
-    prompt and schema versions, the grammar sent, and the abstract's text."""
+    prompt and schema versions, the grammar sent, the abstract's text and its title."""
     grammar = request_schema(endpoint, text, fields)
     material = {
         "grammar": content_hash(grammar) if grammar is not None else None,
@@ -86,6 +86,9 @@ def cache_key(endpoint: Endpoint, prompt_version: str, text: str,
         "schema_version": fields.schema_version(),
         "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
     }
+    title = " ".join((title or "").split())
+    if title:  # an untitled abstract keeps the key it had before titles were sent
+        material["title_sha256"] = hashlib.sha256(title.encode("utf-8")).hexdigest()
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -154,23 +157,23 @@ class Extractor:
         elif self._transport is not None:
             self._transport.close()  # a client would have closed it
 
-    def key_for(self, text: str) -> str:
-        return cache_key(self.endpoint, self.prompt.version, text, self.fields)
+    def key_for(self, text: str, title: str | None = None) -> str:
+        return cache_key(self.endpoint, self.prompt.version, text, self.fields, title)
 
-    def request_body(self, text: str) -> dict[str, Any]:
+    def request_body(self, text: str, title: str | None = None) -> dict[str, Any]:
         """The first ask's body for this abstract (a Batch API line carries the same)."""
-        return self.builder.body(text)
+        return self.builder.body(text, title)
 
     def _request(self, client: httpx2.Client | httpx2.AsyncClient,
                  body: dict[str, Any]) -> httpx2.Request:
         return client.build_request("POST", self._url, content=serialise(body),
                                     headers=self._headers)
 
-    def extract(self, paper_id: str, text: str) -> Outcome:
+    def extract(self, paper_id: str, text: str, title: str | None = None) -> Outcome:
         """Ask the model for the paper's fields; never raises for model or network trouble."""
-        outcome = Outcome(paper_id=paper_id, cache_key=self.key_for(text))
+        outcome = Outcome(paper_id=paper_id, cache_key=self.key_for(text, title))
         with call_log(self._secrets) as log:
-            conversation = self._conversation(text, log)
+            conversation = self._conversation(text, log, title)
             try:
                 body = next(conversation)
                 while True:
@@ -201,14 +204,15 @@ class Extractor:
             self._async = None
             await client.aclose()
 
-    async def extract_async(self, paper_id: str, text: str) -> Outcome:
+    async def extract_async(self, paper_id: str, text: str,
+                            title: str | None = None) -> Outcome:
         """extract() for an event loop, inside ``session()``."""
         client = self._async
         if client is None:
             raise RuntimeError("extract_async needs an open Extractor.session()")
-        outcome = Outcome(paper_id=paper_id, cache_key=self.key_for(text))
+        outcome = Outcome(paper_id=paper_id, cache_key=self.key_for(text, title))
         with call_log(self._secrets) as log:
-            conversation = self._conversation(text, log)
+            conversation = self._conversation(text, log, title)
             try:
                 body = next(conversation)
                 while True:
@@ -232,10 +236,10 @@ class Extractor:
             self._finish(outcome, log)
         return outcome
 
-    def _conversation(self, text: str, log: CallLog) -> Conversation:
+    def _conversation(self, text: str, log: CallLog, title: str | None = None) -> Conversation:
         """The asks of one abstract: the first ask, then a re-ask for each answer that
         does not validate while asks are left."""
-        body = self.builder.body(text)
+        body = self.builder.body(text, title)
         asks = 1 + max(0, self.max_reasks)
         refused: Answer | None = None  # the last answer with content that did not validate
         for ask in range(1, asks + 1):

@@ -95,14 +95,16 @@ class RequestBuilder:
                                         **self._options())
         return dict(body)
 
-    def body(self, text: str) -> dict[str, Any]:
-        """The first ask's body for this abstract: a fresh dict with fresh messages (the
-        caller may change those; the schema values are shared, read-only)."""
+    def body(self, text: str, title: str | None = None) -> dict[str, Any]:
+        """The first ask's body for this abstract (its title, when the input has one, goes
+        before it): a fresh dict with fresh messages (the caller may change those; the
+        schema values are shared, read-only)."""
+        sent = self.prompt.titled(text, title)
         if self._base is not None:
             body = dict(self._base)
-            body["messages"] = [_filled(message, text) for message in self._base["messages"]]
+            body["messages"] = [_filled(message, sent) for message in self._base["messages"]]
         else:
-            body = self._shaped(self.prompt.messages(text))
+            body = self._shaped(self.prompt.messages(sent))
         schema = request_schema(self.endpoint, text, self.fields)
         if schema is not None:
             # llama.cpp turns this schema into a grammar; it restricts gain values to the

@@ -480,7 +480,7 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
             problems.extend(p for p in chunk.problems if p.reason != "too_long")
             abstracts += len(jobs)
             skipped += sum(1 for job in jobs if job.skip is not None)
-            keys = {job.paper_id: keys_only.key_for(job.text)
+            keys = {job.paper_id: keys_only.key_for(job.text, job.title)
                     for job in jobs if job.skip is None}
             hits = (cache.run(reads.cached_keys, set(keys.values())) if cache is not None
                     else set())

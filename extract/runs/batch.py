@@ -119,7 +119,7 @@ class BatchDispatch:
         if extractor.endpoint.kind == "local":
             raise BatchError("--batch needs an endpoint with the OpenAI Batch API "
                              "(--provider openai or a compatible --base-url)")
-        wanted = {extractor.key_for(job.text): job for job in listed}
+        wanted = {extractor.key_for(job.text, job.title): job for job in listed}
         found = open_batches_for(self.warehouse, wanted)
         if self.only_batch is not None:
             found = [b for b in found if b.batch_id == self.only_batch]
@@ -132,7 +132,7 @@ class BatchDispatch:
         else:
             for job in new_jobs:  # asked to resume one batch: it lacks these, say so
                 run.record(Outcome(paper_id=job.paper_id,
-                                   cache_key=extractor.key_for(job.text),
+                                   cache_key=extractor.key_for(job.text, job.title),
                                    failure=Failure("request", "batch_missing",
                                                    f"not in batch {self.only_batch}")))
         self.batch_ids = [record.batch_id for record in records]
@@ -155,8 +155,9 @@ class BatchDispatch:
 
         def lines() -> Iterator[tuple[BatchRequest, bytes]]:
             for job in jobs:
-                body = extractor.request_body(job.text)
-                request = BatchRequest(job.paper_id, job.paper_id, extractor.key_for(job.text))
+                body = extractor.request_body(job.text, job.title)
+                request = BatchRequest(job.paper_id, job.paper_id,
+                                       extractor.key_for(job.text, job.title))
                 yield request, request_line(request.custom_id, body)
 
         for chunk in chunks(lines(), self.options.max_requests, self.options.max_bytes):

@@ -34,7 +34,7 @@ class LiveDispatch:
                 for job in jobs:
                     if run.stopped_by_budget:
                         run.record(Outcome(paper_id=job.paper_id,
-                                           cache_key=extractor.key_for(job.text),
+                                           cache_key=extractor.key_for(job.text, job.title),
                                            failure=BUDGET_SPENT))
                         continue
                     while len(running) >= run.concurrency:
@@ -67,7 +67,7 @@ class LiveDispatch:
 
     @staticmethod
     async def _extract_one(job: Job, run: Runner) -> None:
-        outcome = await run.extractor.extract_async(job.paper_id, job.text)
+        outcome = await run.extractor.extract_async(job.paper_id, job.text, job.title)
         # Recorded in the same step as the answer arrives: an interrupt raised by another
         # task can never drop an answer already paid for.
         run.record(outcome)

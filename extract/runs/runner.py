@@ -319,7 +319,7 @@ class Runner:
 
     def _take_known(self, jobs: Sequence[Job]) -> list[Job]:
         """Record skipped and cached papers; return those that need the model."""
-        keys = {job.paper_id: self.extractor.key_for(job.text) for job in jobs}
+        keys = {job.paper_id: self.extractor.key_for(job.text, job.title) for job in jobs}
         cached = self.store.cache_lookup(keys.values()) if self.use_cache else {}
         to_send = []
         # Skips and cache hits cost nothing to redo: one write for all of them, not one

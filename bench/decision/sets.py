@@ -1,0 +1,79 @@
+"""Today's grounding on the saved drafts of every gold set, one line per set and model.
+
+    python -m bench.decision.sets            # the tune sets (rules may be read off these)
+    python -m bench.decision.sets --heldout  # the held-out sets (scores only)
+    python -m bench.decision.sets --json
+
+Each line is what `bench.decision.regrade` prints for one drafts file and one gold file:
+P / R / F1 of methods, benchmarks and gains (by value), with the true positive, false
+positive and false negative counts, and the accuracy of the benchmarks' `introduced` flag.
+The drafts are the real local models' answers, saved once (see their headers), so a change
+to grounding is measured on all sets in a few seconds without running a model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.decision.regrade import regrade
+
+GOLD = Path(__file__).resolve().parents[1] / "gold"
+_1_5B = "drafts.qwen2.5-coder-1.5b.jsonl"
+_0_5B = "drafts.qwen2.5-coder-0.5b.jsonl"
+
+TUNE: tuple[tuple[str, str, str], ...] = (
+    ("random1 tune, 1.5B", f"random1/{_1_5B}", "random1/tune.gold.json"),
+    ("random3 tune, 1.5B", f"random3/{_1_5B}", "random3/tune.gold.json"),
+    ("dev tune, 1.5B", f"dev/{_1_5B}", "dev/tune.gold.json"),
+    ("dev2 tune, 1.5B", f"dev2/{_1_5B}", "dev2/tune.gold.json"),
+    ("dev3 tune, 1.5B", f"dev3/{_1_5B}", "dev3/tune.gold.json"),
+    ("bundled corpus, 1.5B", "neurips-2026.drafts.qwen2.5-coder-1.5b.jsonl",
+     "neurips-2026.gold.json"),
+)
+HELDOUT: tuple[tuple[str, str, str], ...] = (
+    ("random2, 1.5B", f"random2/{_1_5B}", "random2/heldout.gold.json"),
+    ("random2, 0.5B", f"random2/{_0_5B}", "random2/heldout.gold.json"),
+    ("random1 held-out, 1.5B", f"random1/{_1_5B}", "random1/heldout.gold.json"),
+    ("random1 held-out, 0.5B", "random1/drafts.qwen2.5-coder-0.5b.heldout.jsonl",
+     "random1/heldout.gold.json"),
+    ("dev held-out, 1.5B", f"dev/{_1_5B}", "dev/heldout.gold.json"),
+    ("dev2 held-out, 1.5B", f"dev2/{_1_5B}", "dev2/heldout.gold.json"),
+    ("dev3 held-out, 1.5B", f"dev3/{_1_5B}", "dev3/heldout.gold.json"),
+)
+FIELDS = (("methods", "methods"), ("benchmarks", "benchmarks"), ("gains", "gains_value"))
+
+
+def scores(sets: tuple[tuple[str, str, str], ...]) -> dict[str, dict[str, Any]]:
+    """Every set's regraded figures, by label."""
+    return {label: regrade(GOLD / drafts, GOLD / gold) for label, drafts, gold in sets}
+
+
+def line(label: str, metrics: dict[str, Any]) -> str:
+    parts = [f"{label:24}"]
+    for name, key in FIELDS:
+        m = metrics[key]
+        parts.append(f"{name} {m['precision']:.3f}/{m['recall']:.3f}/{m['f1']:.3f} "
+                     f"({m['tp']},{m['fp']},{m['fn']})")
+    parts.append(f"introduced {metrics['benchmark_introduced_accuracy']}")
+    return "  ".join(parts)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--heldout", action="store_true", help="the held-out sets")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results = scores(HELDOUT if args.heldout else TUNE)
+    if args.json:
+        print(json.dumps(results, indent=1))
+    else:
+        for label, metrics in results.items():
+            print(line(label, metrics))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
