@@ -85,7 +85,7 @@ def test_the_title_line_needs_its_placeholder(tmp_path: Path) -> None:
     (tmp_path / "p.user.md").write_text("{{abstract}}", encoding="utf-8")
     (tmp_path / "p.examples.json").write_text('{"examples": []}', encoding="utf-8")
     (tmp_path / "p.title.md").write_text("Title:", encoding="utf-8")
-    with pytest.raises(PromptError, match="p.title.md: missing placeholder"):
+    with pytest.raises(PromptError, match=r"p\.title\.md: missing placeholder"):
         load_prompt("p", tmp_path)
 
 
