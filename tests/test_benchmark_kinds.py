@@ -134,3 +134,11 @@ def test_a_generic_class_of_models_is_not_the_papers_method() -> None:
             "Model (LLM) still fails on it.")
     got = assemble(_draft(["LLM"], ["TileBench"]), text)
     assert [m.name for m in got.extraction.methods] == []
+
+
+def test_a_task_named_in_title_case_is_not_a_benchmark() -> None:
+    text = ("OrbitNet handles six tasks, including Korean Word Segmentation and Korean "
+            "Part-of-Speech Tagging, and is tested on TileSet.")
+    kept, rejected = _benchmarks(text, ["Korean Part-of-Speech Tagging", "TileSet"])
+    assert kept == ["TileSet"]
+    assert any("a task, not a benchmark" in r for r in rejected)

@@ -67,15 +67,18 @@ def never_a_benchmark(name: str) -> bool:
 _TASK_HEAD = re.compile(
     r"\b(answering|detection|segmentation|classification|generation|translation|retrieval|"
     r"recognition|reasoning|summari[sz]ation|forecasting|estimation|prediction|captioning|"
-    r"tracking|synthesis|understanding|completion|recommendation|parsing|alignment)$", re.I)
+    r"tracking|synthesis|understanding|completion|recommendation|parsing|alignment|tagging|"
+    r"label+ing|extraction|processing|modell?ing|editing|matching|planning|verification)$",
+    re.I)
 
 
 def task_phrase(name: str) -> bool:
     """A plain multi-word phrase that names a task ('Visual Question Answering'): no
-    digits and no capitals inside words, ending in a task word."""
+    digits and no capitals inside words (a hyphen starts a word: 'Part-of-Speech'), ending
+    in a task word."""
     words = name.split()
     return len(words) >= 2 and not any(c.isdigit() for c in name) \
-        and not any(c.isupper() for word in words for c in word[1:]) \
+        and not any(c.isupper() for word in re.split(r"[\s-]+", name) for c in word[1:]) \
         and bool(_TASK_HEAD.search(name.strip()))
 
 
