@@ -2,13 +2,17 @@
 
     python -m bench.decision.sets            # the tune sets (rules may be read off these)
     python -m bench.decision.sets --heldout  # the held-out sets (scores only)
+    python -m bench.decision.sets --untitled # the drafts made without the title
     python -m bench.decision.sets --json
 
 Each line is what `bench.decision.regrade` prints for one drafts file and one gold file:
 P / R / F1 of methods, benchmarks and gains (by value), with the true positive, false
 positive and false negative counts, and the accuracy of the benchmarks' `introduced` flag.
 The drafts are the real local models' answers, saved once (see their headers), so a change
-to grounding is measured on all sets in a few seconds without running a model.
+to grounding is measured on all sets in a few seconds without running a model. The random
+sets' drafts carry the title in the request (as papersift sends it since stop 27); their
+``*.untitled.jsonl`` twins hold the answers without it (``--untitled`` scores those);
+the famous sets' drafts were all made without it.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ _0_5B = "drafts.qwen2.5-coder-0.5b.jsonl"
 TUNE: tuple[tuple[str, str, str], ...] = (
     ("random1 tune, 1.5B", f"random1/{_1_5B}", "random1/tune.gold.json"),
     ("random3 tune, 1.5B", f"random3/{_1_5B}", "random3/tune.gold.json"),
+    ("random3 tune, 0.5B", f"random3/{_0_5B}", "random3/tune.gold.json"),
     ("dev tune, 1.5B", f"dev/{_1_5B}", "dev/tune.gold.json"),
     ("dev2 tune, 1.5B", f"dev2/{_1_5B}", "dev2/tune.gold.json"),
     ("dev3 tune, 1.5B", f"dev3/{_1_5B}", "dev3/tune.gold.json"),
@@ -46,9 +51,18 @@ HELDOUT: tuple[tuple[str, str, str], ...] = (
 FIELDS = (("methods", "methods"), ("benchmarks", "benchmarks"), ("gains", "gains_value"))
 
 
-def scores(sets: tuple[tuple[str, str, str], ...]) -> dict[str, dict[str, Any]]:
-    """Every set's regraded figures, by label."""
-    return {label: regrade(GOLD / drafts, GOLD / gold) for label, drafts, gold in sets}
+def scores(sets: tuple[tuple[str, str, str], ...], untitled: bool = False
+           ) -> dict[str, dict[str, Any]]:
+    """Every set's regraded figures, by label (``untitled``: the drafts made without the
+    title in the request, where a set has them)."""
+    results = {}
+    for label, drafts, gold in sets:
+        path = GOLD / drafts
+        twin = path.with_name(path.name.replace(".jsonl", ".untitled.jsonl"))
+        if untitled and twin.exists():
+            path, label = twin, f"{label}, untitled"
+        results[label] = regrade(path, GOLD / gold)
+    return results
 
 
 def line(label: str, metrics: dict[str, Any]) -> str:
@@ -64,9 +78,11 @@ def line(label: str, metrics: dict[str, Any]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--heldout", action="store_true", help="the held-out sets")
+    parser.add_argument("--untitled", action="store_true",
+                        help="the drafts made without the title in the request")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    results = scores(HELDOUT if args.heldout else TUNE)
+    results = scores(HELDOUT if args.heldout else TUNE, args.untitled)
     if args.json:
         print(json.dumps(results, indent=1))
     else:
