@@ -59,9 +59,9 @@ def scores(sets: tuple[tuple[str, str, str], ...], untitled: bool = False
     for label, drafts, gold in sets:
         path = GOLD / drafts
         twin = path.with_name(path.name.replace(".jsonl", ".untitled.jsonl"))
-        if untitled and twin.exists():
-            path, label = twin, f"{label}, untitled"
-        results[label] = regrade(path, GOLD / gold)
+        use_twin = untitled and twin.exists()
+        results[f"{label}, untitled" if use_twin else label] = regrade(
+            twin if use_twin else path, GOLD / gold)
     return results
 
 
