@@ -12,7 +12,8 @@ The drafts are the real local models' answers, saved once (see their headers), s
 to grounding is measured on all sets in a few seconds without running a model. The random
 sets' drafts carry the title in the request (as papersift sends it since stop 27); their
 ``*.untitled.jsonl`` twins hold the answers without it (``--untitled`` scores those);
-the famous sets' drafts were all made without it.
+the famous sets' main drafts were made without it (their held-out halves also have
+titled drafts).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from bench.decision.regrade import regrade
 GOLD = Path(__file__).resolve().parents[1] / "gold"
 _1_5B = "drafts.qwen2.5-coder-1.5b.jsonl"
 _0_5B = "drafts.qwen2.5-coder-0.5b.jsonl"
+# The famous sets' held-out halves asked again with the title in the request (stop 27);
+# their main drafts, which training reads, stay the untitled ones of both halves.
+_TITLED = "drafts.qwen2.5-coder-1.5b.titled-heldout.jsonl"
 
 TUNE: tuple[tuple[str, str, str], ...] = (
     ("random1 tune, 1.5B", f"random1/{_1_5B}", "random1/tune.gold.json"),
@@ -47,6 +51,9 @@ HELDOUT: tuple[tuple[str, str, str], ...] = (
     ("dev held-out, 1.5B", f"dev/{_1_5B}", "dev/heldout.gold.json"),
     ("dev2 held-out, 1.5B", f"dev2/{_1_5B}", "dev2/heldout.gold.json"),
     ("dev3 held-out, 1.5B", f"dev3/{_1_5B}", "dev3/heldout.gold.json"),
+    ("dev held-out, 1.5B, titled", f"dev/{_TITLED}", "dev/heldout.gold.json"),
+    ("dev2 held-out, 1.5B, titled", f"dev2/{_TITLED}", "dev2/heldout.gold.json"),
+    ("dev3 held-out, 1.5B, titled", f"dev3/{_TITLED}", "dev3/heldout.gold.json"),
 )
 FIELDS = (("methods", "methods"), ("benchmarks", "benchmarks"), ("gains", "gains_value"))
 
