@@ -31,14 +31,13 @@ _0_5B = "drafts.qwen2.5-coder-0.5b.jsonl"
 # The famous sets' held-out halves asked again with the title in the request (stop 27);
 # their main drafts, which training reads, stay the untitled ones of both halves.
 _TITLED = "drafts.qwen2.5-coder-1.5b.titled-heldout.jsonl"
+FAMOUS = ("dev", "dev2", "dev3")
 
 TUNE: tuple[tuple[str, str, str], ...] = (
     ("random1 tune, 1.5B", f"random1/{_1_5B}", "random1/tune.gold.json"),
     ("random3 tune, 1.5B", f"random3/{_1_5B}", "random3/tune.gold.json"),
     ("random3 tune, 0.5B", f"random3/{_0_5B}", "random3/tune.gold.json"),
-    ("dev tune, 1.5B", f"dev/{_1_5B}", "dev/tune.gold.json"),
-    ("dev2 tune, 1.5B", f"dev2/{_1_5B}", "dev2/tune.gold.json"),
-    ("dev3 tune, 1.5B", f"dev3/{_1_5B}", "dev3/tune.gold.json"),
+    *((f"{name} tune, 1.5B", f"{name}/{_1_5B}", f"{name}/tune.gold.json") for name in FAMOUS),
     ("bundled corpus, 1.5B", "neurips-2026.drafts.qwen2.5-coder-1.5b.jsonl",
      "neurips-2026.gold.json"),
 )
@@ -48,12 +47,8 @@ HELDOUT: tuple[tuple[str, str, str], ...] = (
     ("random1 held-out, 1.5B", f"random1/{_1_5B}", "random1/heldout.gold.json"),
     ("random1 held-out, 0.5B", "random1/drafts.qwen2.5-coder-0.5b.heldout.jsonl",
      "random1/heldout.gold.json"),
-    ("dev held-out, 1.5B", f"dev/{_1_5B}", "dev/heldout.gold.json"),
-    ("dev2 held-out, 1.5B", f"dev2/{_1_5B}", "dev2/heldout.gold.json"),
-    ("dev3 held-out, 1.5B", f"dev3/{_1_5B}", "dev3/heldout.gold.json"),
-    ("dev held-out, 1.5B, titled", f"dev/{_TITLED}", "dev/heldout.gold.json"),
-    ("dev2 held-out, 1.5B, titled", f"dev2/{_TITLED}", "dev2/heldout.gold.json"),
-    ("dev3 held-out, 1.5B, titled", f"dev3/{_TITLED}", "dev3/heldout.gold.json"),
+    *((f"{name} held-out, 1.5B{suffix}", f"{name}/{drafts}", f"{name}/heldout.gold.json")
+      for suffix, drafts in (("", _1_5B), (", titled", _TITLED)) for name in FAMOUS),
 )
 FIELDS = (("methods", "methods"), ("benchmarks", "benchmarks"), ("gains", "gains_value"))
 
