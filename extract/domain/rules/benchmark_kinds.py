@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from papersift.extract.domain.lookup.wholeword import whole_word
-from papersift.extract.domain.rules.name_rules import lowercase_term_acronym
+from papersift.extract.domain.rules.name_rules import defined_as, lowercase_term_acronym
 
 # A name that says it is a benchmark ('MT-Bench', 'Chatbot Arena', 'Procgen Suite').
 BENCHMARK_NAME = re.compile(r"(Bench|Benchmark|Suite|Arena|Gym)\b|-?[Bb]ench\b")
@@ -24,11 +24,6 @@ _TERM_HEAD = re.compile(
     r"\b(problems?|process(?:es)?|equations?|tasks?|paradigms?|settings?|formulations?)"
     r"((?-i:\s+(with|of|under|for))(\s+[\w-]+){1,4})?$", re.I)  # 'Problem with Time Window'
 _SYSTEM_HEAD = re.compile(r"\b(networks?|models?|frameworks?)$", re.I)
-# Capitalised words and the acronym in parentheses after them ('Graph Transformer (GT)').
-# Joining words may stand inside ('Traveling Salesman Problem with Time Window (TSPTW)').
-_DEFINITION = re.compile(
-    r"((?:[A-Z][\w-]*\s+(?:(?:with|of|for|under|on|in|and)\s+(?=[A-Z]))?){1,8})"
-    r"\(\s*([^()\s][^()]*?)\s*\)")
 # Right after a mention, in its sentence: the text calls the name a task or problem
 # ('the AVR task', 'the Active Visual Reasoning (AVR) problem').
 _KIND_NOUN_AFTER = re.compile(
@@ -59,14 +54,6 @@ def used_as_data(text: str, start: int) -> bool:
     return bool(_DATA_OF_BEFORE.search(text[max(0, start - 40):start]))
 
 
-def definition_of(text: str, acronym: str) -> str:
-    """The capitalised words the abstract defines an acronym with, or ''."""
-    if not acronym or " " in acronym:
-        return ""
-    match = next((m for m in _DEFINITION.finditer(text) if m.group(2) == acronym), None)
-    return match.group(1).strip() if match else ""
-
-
 def _singular(word: str) -> str:
     word = word.lower()
     if word.endswith("sses"):
@@ -79,7 +66,7 @@ def named_as_a_problem(text: str, start: int, end: int) -> str | None:
     as written or in the words its acronym is defined with ('Traveling Salesman Problem
     with Time Window (TSPTW)'), or None. Such a name is neither a benchmark nor a method."""
     form = text[start:end].strip(" *_()")
-    for spelled in (form, definition_of(text, form)) if form else ():
+    for spelled in (form, defined_as(text, form, joined=True)) if form else ():
         head = _TERM_HEAD.search(spelled) if spelled else None
         if head:
             return f"named as a {_singular(head.group(1))} ('{spelled}')"
@@ -116,7 +103,7 @@ def not_a_resource(text: str, start: int, end: int) -> str | None:
     if not BENCHMARK_NAME.search(surface) and \
             _OTHER_THING_LIST_BEFORE.search(text[max(0, start - 200):start]):
         return "one of a list of platforms, tools or organisations, not a benchmark"
-    for spelled in (form, definition_of(text, form)):
+    for spelled in (form, defined_as(text, form, joined=True)):
         head = _SYSTEM_HEAD.search(spelled) if spelled else None
         if head:
             return f"named as a {_singular(head.group(1))} ('{spelled}'), not a named benchmark"

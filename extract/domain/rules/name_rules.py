@@ -83,14 +83,20 @@ def baseline_before(text: str, start: int) -> bool:
 
 # Capitalised words and the parenthesis after them: where an abstract defines an acronym.
 _DEFINITION = re.compile(r"((?:[A-Z][\w-]*\s+){1,6})\(\s*([^()\s][^()]*?)\s*\)")
+# The same with joining words inside ('Traveling Salesman Problem with Time Window (TSPTW)').
+_JOINED_DEFINITION = re.compile(
+    r"((?:[A-Z][\w-]*\s+(?:(?:with|of|for|under|on|in|and)\s+(?=[A-Z]))?){1,8})"
+    r"\(\s*([^()\s][^()]*?)\s*\)")
 
 
-def _defined_as(text: str, acronym: str) -> str:
-    """The capitalised words the abstract defines an acronym with ('Graph Transformer
-    (GT)' for GT), or '' (one pattern for every name: no compiling per mention)."""
+def defined_as(text: str, acronym: str, joined: bool = False) -> str:
+    """The capitalised words the abstract first defines an acronym with ('Graph Transformer
+    (GT)' for GT), or '' (one pattern for every name: no compiling per mention);
+    ``joined``: joining words may stand between them ('Problem with Time Window')."""
     if not acronym or " " in acronym:
         return ""
-    match = next((m for m in _DEFINITION.finditer(text) if m.group(2) == acronym), None)
+    pattern = _JOINED_DEFINITION if joined else _DEFINITION
+    match = next((m for m in pattern.finditer(text) if m.group(2) == acronym), None)
     return match.group(1).strip() if match else ""
 
 
@@ -212,7 +218,7 @@ def method_rule_hits(text: str, sentence: tuple[int, int], drafted: tuple[int, i
         ("plural_acronym", not proposed and bool(_PLURAL_ACRONYM.match(bare))),
         ("lowercase_term_acronym", not proposed and lowercase_term_acronym(text, bare)),
         ("established", not proposed and (established_method(bare)
-                                          or established_method(_defined_as(text, bare)))),
+                                          or established_method(defined_as(text, bare)))),
         ("listed_among_models", not proposed and listed_among_models(text, start, end)),
         ("building_block_after", bool(_BUILDING_BLOCK_AFTER.match(text[end:end + 14]))),
         ("kind_of_method", names_a_kind(text, start, end)),
