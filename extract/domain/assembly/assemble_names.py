@@ -114,9 +114,9 @@ def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
         surface = text[start:end]
         term = a_task_or_term(text, start, end)
         if term is not None:
-            rejected.append(f"benchmark {item.name!r}: {term}")
+            rejected.append(f"benchmark {item.name!r}: {term}, not a benchmark")
             if terms is not None:
-                terms[name_key(surface)] = f"{term.split(', not ')[0]}, not a method"
+                terms[name_key(surface)] = f"{term}, not a method"
             continue
         reason = refused_benchmark(text, drafted[1:], start, end)
         if reason is not None:

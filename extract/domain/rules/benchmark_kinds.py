@@ -61,33 +61,39 @@ def _singular(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
-def named_as_a_problem(text: str, start: int, end: int) -> str | None:
-    """Why the mention [start, end) names a problem, formalism or task by its own last word,
-    as written or in the words its acronym is defined with ('Traveling Salesman Problem
-    with Time Window (TSPTW)'), or None. Such a name is neither a benchmark nor a method."""
-    form = text[start:end].strip(" *_()")
+def _named_by_head(pattern: re.Pattern[str], text: str, form: str) -> str | None:
+    """'named as a WORD (...)' when ``form``, or the words its acronym is defined with,
+    ends in a word of ``pattern``; else None."""
     for spelled in (form, defined_as(text, form, joined=True)) if form else ():
-        head = _TERM_HEAD.search(spelled) if spelled else None
+        head = pattern.search(spelled) if spelled else None
         if head:
             return f"named as a {_singular(head.group(1))} ('{spelled}')"
     return None
 
 
+def named_as_a_problem(text: str, start: int, end: int) -> str | None:
+    """Why the mention [start, end) names a problem, formalism or task by its own last word,
+    as written or in the words its acronym is defined with ('Traveling Salesman Problem
+    with Time Window (TSPTW)'), or None. Such a name is neither a benchmark nor a method."""
+    return _named_by_head(_TERM_HEAD, text, text[start:end].strip(" *_()"))
+
+
 def a_task_or_term(text: str, start: int, end: int) -> str | None:
-    """Why the mention [start, end) is a problem, formalism, task or term of art rather than
-    a named benchmark ('Traveling Salesman Problem', 'the AVR task', 'named entity
-    recognition (NER)'), or None."""
+    """Why the mention [start, end) is a problem, formalism, task or term of art ('Traveling
+    Salesman Problem', 'the AVR task', 'named entity recognition (NER)'), or None. The
+    reason says what it is; the caller adds what it therefore is not (a benchmark, a
+    method)."""
     form = text[start:end].strip(" *_()")
     if not form:
         return None
     problem = named_as_a_problem(text, start, end)
     if problem:
-        return f"{problem}, not a named benchmark"
+        return problem
     if any(_KIND_NOUN_AFTER.match(text[m.end():m.end() + 24])
            for m in whole_word(form).finditer(text)):
-        return f"called a task or problem in the text ('{form} task'), not a benchmark"
+        return f"called a task or problem in the text ('{form} task')"
     if lowercase_term_acronym(text, form):
-        return "the acronym of a lowercase term (a task or field), not a benchmark"
+        return "the acronym of a lowercase term (a task or field)"
     return None
 
 
@@ -103,8 +109,5 @@ def not_a_resource(text: str, start: int, end: int) -> str | None:
     if not BENCHMARK_NAME.search(surface) and \
             _OTHER_THING_LIST_BEFORE.search(text[max(0, start - 200):start]):
         return "one of a list of platforms, tools or organisations, not a benchmark"
-    for spelled in (form, defined_as(text, form, joined=True)):
-        head = _SYSTEM_HEAD.search(spelled) if spelled else None
-        if head:
-            return f"named as a {_singular(head.group(1))} ('{spelled}'), not a named benchmark"
-    return None
+    system = _named_by_head(_SYSTEM_HEAD, text, form)
+    return f"{system}, not a named benchmark" if system else None
