@@ -43,6 +43,12 @@ class PromptError(PapersiftError):
     """A prompt file is missing or malformed."""
 
 
+def sent_title(title: str | None) -> str:
+    """The title as a request carries it (its whitespace collapsed), '' for none: what the
+    prompt sends and the cache key covers."""
+    return " ".join((title or "").split())
+
+
 @dataclass(frozen=True)
 class Example:
     abstract: str
@@ -67,7 +73,7 @@ class Prompt:
         """What fills the abstract's slot: the title line and a blank line before the
         abstract when the input has a title (measured on random papers: it helps the
         model tell the paper's own names), else the abstract alone."""
-        title = " ".join((title or "").split())
+        title = sent_title(title)
         if not title:
             return abstract
         return f"{self.title_template.replace('{{title}}', title)}\n\n{abstract}"

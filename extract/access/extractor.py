@@ -43,7 +43,7 @@ from papersift.extract.access.request import (
 )
 from papersift.extract.access.transport import AnswerTooLargeError
 from papersift.extract.domain.fields import DEFAULT_FIELDS, FieldSet, prompt_for
-from papersift.prompts import Prompt
+from papersift.prompts import Prompt, sent_title
 from papersift.schemas import PaperDraft
 from papersift.schemas.paper import content_hash
 
@@ -86,7 +86,7 @@ def cache_key(endpoint: Endpoint, prompt_version: str, text: str,
         "schema_version": fields.schema_version(),
         "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
     }
-    title = " ".join((title or "").split())
+    title = sent_title(title)
     if title:  # an untitled abstract keeps the key it had before titles were sent
         material["title_sha256"] = hashlib.sha256(title.encode("utf-8")).hexdigest()
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"))
