@@ -28,7 +28,7 @@ from papersift.extract.domain.assembly.assemble_gains import (
     result_numbers,
     unit_at,
 )
-from papersift.extract.domain.assembly.assemble_methods import ALSO_A_BENCHMARK, ground_methods
+from papersift.extract.domain.assembly.assemble_methods import Taken, ground_methods
 from papersift.extract.domain.assembly.assemble_names import ground_benchmarks, ground_tasks
 from papersift.extract.domain.assembly.attributes import GainAttributes
 from papersift.extract.domain.lookup.assemble_spans import (
@@ -276,7 +276,7 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
     terms: dict[str, str] = {}
     benchmarks, bench_found = ground_benchmarks(draft, text, spans, rejected, titled_benchmark,
                                                 terms)
-    taken = terms | {name_key(b.name): ALSO_A_BENCHMARK for b in benchmarks}
+    taken = Taken(frozenset(name_key(b.name) for b in benchmarks), terms)
     methods, method_found = ground_methods(draft, text, spans, rejected, taken, headline,
                                            title, decisions, weights)
     background = background_end(text, spans)

@@ -62,16 +62,21 @@ def _named_forms(surface: str, text: str, end: int) -> tuple[str | None, list[st
     return (spelled_out(surface, text) if looks_like_acronym(surface) else None), []
 
 
-ALSO_A_BENCHMARK = "also listed as a benchmark"
+@dataclass(frozen=True)
+class Taken:
+    """Names that are something other than a method: the stored benchmarks' keys, and the
+    names the benchmark rules found to be a task, problem or term (key -> why)."""
 
+    benchmarks: frozenset[str] = frozenset()
+    terms: Mapping[str, str] = field(default_factory=dict)
 
-def clash(name: str, keys: set[str], taken: Mapping[str, str]) -> str | None:
-    """Why a candidate named ``name`` (with all its ``keys``) is something else, or None:
-    a stored benchmark under any of its forms, or a task or term under its own name."""
-    for key in sorted(keys & taken.keys()):
-        if taken[key] == ALSO_A_BENCHMARK or key == name_key(name):
-            return taken[key]
-    return None
+    def why(self, name: str, keys: set[str]) -> str | None:
+        """Why a candidate named ``name`` (with all its ``keys``) is something else, or
+        None: a stored benchmark under any of its forms, or a task or term under its own
+        name."""
+        if keys & self.benchmarks:
+            return "also listed as a benchmark"
+        return self.terms.get(name_key(name))
 
 
 def _keys(surface: str, expansion: str | None, aliases: list[str]) -> set[str]:
@@ -157,7 +162,7 @@ def _drafted(draft: PaperDraft, text: str, spans: list[tuple[int, int]], rejecte
 
 
 def _add_found(candidates: list[_Candidate], text: str, spans: list[tuple[int, int]],
-               taken: Mapping[str, str], title: str | None, start: int, end: int,
+               taken: Taken, title: str | None, start: int, end: int,
                feature: str, level: int, expansion: str | None = None) -> None:
     """Add a name code found (with ``feature`` saying how), or give the feature to the
     candidate that already holds it."""
@@ -166,7 +171,7 @@ def _add_found(candidates: list[_Candidate], text: str, spans: list[tuple[int, i
     if expansion is None:
         expansion, aliases = _named_forms(surface, text, end)
     keys = _keys(surface, expansion, aliases)
-    if clash(surface, keys, taken):
+    if taken.why(surface, keys):
         return
     same = next((c for c in candidates if keys & c.keys), None)
     if same is not None:
@@ -188,7 +193,7 @@ def _add_found(candidates: list[_Candidate], text: str, spans: list[tuple[int, i
 
 
 def _found_by_code(candidates: list[_Candidate], text: str, spans: list[tuple[int, int]],
-                   taken: Mapping[str, str], title: str | None) -> None:
+                   taken: Taken, title: str | None) -> None:
     """Add what code finds besides the model: coined names after a proposal verb,
     acronyms a proposal sentence defines, then the named parts of the paper's own method
     and its sizes and variants (the model often leaves those out)."""
@@ -235,17 +240,17 @@ def _a_problem(text: str, where: Found) -> str | None:
 
 
 def _merged(candidates: list[_Candidate], text: str, rejected: list[str],
-            taken: Mapping[str, str]) -> list[_Candidate]:
+            taken: Taken) -> list[_Candidate]:
     """Candidates that are not another item under a part of its name: a fragment of a
     longer candidate's name ('Thompson' beside 'Nested Causal Thompson Sampling'), a
     name already stored as a benchmark, or one the benchmark rules found to be a task or
-    term ('taken': key -> why). These are the same thing named twice, not a
+    term (``taken``). These are the same thing named twice, not a
     judgement of what kind of name it is, so they are merged here rather than weighed."""
     methods = [c.method for c in candidates]
     kept = []
     for candidate in candidates:
         name = candidate.method.name
-        why = clash(name, candidate.keys, taken) or _a_problem(text, candidate.where)
+        why = taken.why(name, candidate.keys) or _a_problem(text, candidate.where)
         if why:
             rejected.append(f"method {name!r}: {why}")
         elif part_of_another(candidate.method, methods, text):
@@ -256,7 +261,7 @@ def _merged(candidates: list[_Candidate], text: str, rejected: list[str],
 
 
 def method_candidates(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
-                      rejected: list[str], taken: Mapping[str, str],
+                      rejected: list[str], taken: Taken,
                       headline: str | None = None, title: str | None = None
                       ) -> list[_Candidate]:
     """Every grounded name that may be the paper's own method, with its features."""
@@ -268,7 +273,7 @@ def method_candidates(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
 
 
 def ground_methods(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
-                   rejected: list[str], taken: Mapping[str, str],
+                   rejected: list[str], taken: Taken,
                    headline: str | None = None, title: str | None = None,
                    decisions: list[Decision] | None = None,
                    weights: Weights | None = None) -> tuple[list[Method], list[Found | None]]:
