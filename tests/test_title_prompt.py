@@ -31,3 +31,13 @@ def test_an_untitled_key_has_the_shape_it_had_before_titles() -> None:
     prompt = load_prompt()
     assert cache_key(ENDPOINT, prompt.version, TEXT) == cache_key(
         ENDPOINT, prompt.version, TEXT, title=None)
+
+
+def test_the_dry_run_estimate_counts_the_title_a_request_carries() -> None:
+    from papersift.extract.interface.app import billed_prompt_tokens
+
+    extractor = Extractor(ENDPOINT, load_prompt())
+    title = "OrbitNet: Retrieval of Tiles at Scale with Sparse Orbital Codes"
+    assert billed_prompt_tokens(extractor, TEXT, title) > billed_prompt_tokens(extractor, TEXT)
+    assert billed_prompt_tokens(extractor, TEXT, None) == billed_prompt_tokens(extractor, TEXT)
+    extractor.close()

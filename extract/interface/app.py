@@ -444,12 +444,13 @@ class Estimate:
         ]
 
 
-def billed_prompt_tokens(extractor: Extractor, text: str) -> int:
-    """Estimated prompt tokens of this abstract's request as it would be sent: the messages
+def billed_prompt_tokens(extractor: Extractor, text: str, title: str | None = None) -> int:
+    """Estimated prompt tokens of this abstract's request (its title too, when the input has
+    one) as it would be sent: the messages
     with the schema text of the JSON modes, plus the tools or response_format schema a
     remote provider bills; a local server's grammar is not prompt. About 4 tokens of chat
     framing per message."""
-    body = extractor.request_body(text)
+    body = extractor.request_body(text, title)
     parts = [str(message.get("content") or "") for message in body["messages"]]
     if extractor.endpoint.kind != "local":
         parts += [json.dumps(body[key], separators=(",", ":"))
@@ -488,7 +489,8 @@ def estimate_run(inputs: Sequence[str], settings: RunSettings) -> Estimate:
                        if job.skip is None and keys[job.paper_id] not in hits]
             cached += len(keys) - len(to_send)
             sent += len(to_send)
-            prompt_tokens += sum(billed_prompt_tokens(keys_only, job.text) for job in to_send)
+            prompt_tokens += sum(billed_prompt_tokens(keys_only, job.text, job.title)
+                                 for job in to_send)
     finally:
         keys_only.close()
         if cache is not None:
