@@ -42,6 +42,8 @@ TUNE: tuple[tuple[str, str, str], ...] = (
      "neurips-2026.gold.json"),
 )
 HELDOUT: tuple[tuple[str, str, str], ...] = (
+    ("random4, 1.5B", f"random4/{_1_5B}", "random4/heldout.gold.json"),
+    ("random4, 0.5B", f"random4/{_0_5B}", "random4/heldout.gold.json"),
     ("random2, 1.5B", f"random2/{_1_5B}", "random2/heldout.gold.json"),
     ("random2, 0.5B", f"random2/{_0_5B}", "random2/heldout.gold.json"),
     ("random1 held-out, 1.5B", f"random1/{_1_5B}", "random1/heldout.gold.json"),
