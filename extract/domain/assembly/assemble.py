@@ -44,6 +44,7 @@ from papersift.extract.domain.rules.benchmark_candidates import missed_benchmark
 from papersift.extract.domain.rules.benchmark_kinds import BENCHMARK_NAME, a_task_or_term
 from papersift.extract.domain.rules.context_rules import background_end, resources_in_apposition
 from papersift.extract.domain.rules.gain_candidates import missed_results
+from papersift.extract.domain.rules.gain_numbers import is_count_or_name
 from papersift.extract.domain.rules.method_decision import Decision, Weights, load_weights
 from papersift.extract.domain.rules.name_rules import (
     called_a_tool,
@@ -64,7 +65,7 @@ from papersift.schemas.paper import ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id,
 # with the content hash of the method decision's weights (retrained weights store anew).
-ASSEMBLY_VERSION = f"assemble/21+{load_weights().version.removeprefix('sha256:')[:12]}"
+ASSEMBLY_VERSION = f"assemble/22+{load_weights().version.removeprefix('sha256:')[:12]}"
 
 _Item = TypeVar("_Item")
 
@@ -282,7 +283,7 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
     background = background_end(text, spans)
     missed = missed_results(text, spans, {g.value for g in draft.gains}, unit_at,
                             lambda t, n, a, b: a >= background and not not_a_result(t, n, a, b)
-                            and not is_condition(t, a, b))
+                            and not is_condition(t, a, b) and not is_count_or_name(t, n, a, b))
     if missed and len(draft.gains) + len(missed) <= 12:
         draft = draft.model_copy(update={"gains": [*draft.gains, *missed]})
     gains, gain_found, gain_attributes = ground_gains(draft, text, spans, rejected)

@@ -14,6 +14,12 @@ from papersift.extract.domain.lookup.assemble_spans import (
     sentence_of,
 )
 from papersift.extract.domain.rules.context_rules import background_end
+from papersift.extract.domain.rules.gain_numbers import (
+    RANGE_AFTER,
+    is_count_or_name,
+    leaves_open,
+    link_numbers,
+)
 from papersift.schemas import ClaimedGain, DraftGain, PaperDraft
 from papersift.schemas.numbers import number_spans, numbers_in
 
@@ -67,7 +73,6 @@ def _gain_kind(unit: str, metric: str, sentence: str) -> str:
     return "score"
 
 
-_RANGE_AFTER = re.compile(r"^\s*(?:\\?%)?\s*(?:–|—|-|to)\s*(\d+(?:[.,]\d+)*)")
 
 
 def ground_gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
@@ -80,6 +85,7 @@ def ground_gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
     attributes: list[GainAttributes] = []
     found: list[Found | None] = []
     stated = number_spans(text)
+    links = link_numbers(text, stated)
     used: set[int] = set()
     range_highs: set[float] = set()
     background = background_end(text, spans)
@@ -98,15 +104,21 @@ def ground_gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
                             "background, before the paper speaks of its own work")
             continue
         if spot is None:
-            rejected.append(f"gain {item.value!r} ({item.metric}): number not in the abstract")
+            taken = any(abs(n - abs(values[0])) < 1e-9 and s in used for n, s, _ in stated)
+            rejected.append(f"gain {item.value!r} ({item.metric}): " + (
+                "the number is already stored" if taken else "number not in the abstract"))
             continue
         value, start, end = _paper_side(text, spot, stated, used)
-        if start in used:
+        if start in used and start != spot[1]:
             rejected.append(f"gain {item.value!r}: the baseline's number in 'A vs. B'")
+            continue
+        (value, start, end), moved = links.own_spot((value, start, end))
+        if start in used:
+            rejected.append(f"gain {item.value!r}: {moved or 'a number'} already stored")
             continue
         used.add(start)
         unit_end = end
-        high = _RANGE_AFTER.match(text[end:end + 20])
+        high = RANGE_AFTER.match(text[end:end + 24]) if links.is_range_low(start) else None
         if high:
             unit_end = end + high.end()
             range_highs.add(float(high.group(1).replace(",", "")))
@@ -158,9 +170,12 @@ def _locate_number(item: DraftGain, value: float, text: str, spans: list[tuple[i
         if abs(number - abs(value)) > 1e-9 * max(1.0, abs(value)) or start in used \
                 or start < background:
             continue
-        if not_a_result(text, number, start, end) or is_condition(text, start, end):
+        if not_a_result(text, number, start, end) or is_condition(text, start, end) \
+                or is_count_or_name(text, number, start, end):
             continue
         sentence = sentence_of(spans, start, end)
+        if leaves_open(text[sentence[0]:sentence[1]]):
+            continue
         fit = len(context & content_words(text[sentence[0]:sentence[1]]))
         fit += 2 * (unit_at(text, start, end) == wanted_unit)
         if best is None or fit > best[0]:

@@ -1,0 +1,102 @@
+"""How the numbers of an abstract relate to each other, read when gains are grounded.
+
+- A **range** ("8%--17%", "12$\\sim$20 %", "2.7%–8.0%", "ranges from 2 to 34") is one
+  result, stored at its low end: a draft that gives the high end is moved to the range.
+- A **change** ("improved its win rate from 55.0% to 58.3%": a change verb, then 'from A
+  to B') reports one result, the value it reached; the starting value is the baseline's
+  number. Without the verb ("ranging from 4.3% to 77.3%") it is a range.
+- **Counts and names** that the assembler's own list of result numbers lets through
+  because a capitalised word follows the number: "7 T2V models", "over 50 LLMs",
+  "10 Indic languages", "4 of 13 models", "Claude 3 Opus", an exponent "T^{-1/2}".
+- A sentence that **leaves a question open** ("we leave open whether ... from 2.1 to 1")
+  states no result.
+
+These checks run only when grounding; the grammar's list of numbers a model may give
+(``result_numbers``) does not read them, so cached requests stay valid.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+Spot = tuple[float, int, int]  # (value, start, end) of a number the abstract states
+
+RANGE_AFTER = re.compile(
+    r"^\s*(?:\\?%)?\s*\$?\s*(?:--|–|—|-|~|\\sim|to)\s*\$?\s*(\d+(?:[.,]\d+)*)")
+# 'increased from the initial 85.9% to 91.9%': a change verb, then 'from' and the start
+_CHANGE_FROM_BEFORE = re.compile(
+    r"\b(increas|improv|rais|boost|lift|reduc|decreas|lower|drop|cut|jump|ris|rose|fell|"
+    r"fall|grow|grew|shrink|shrank|went|go(?:es)?|mov|push|bring|brought)\w*\s+"
+    r"(?:[\w-]+\s+){0,8}?from\s+(?:the\s+)?(?:[a-z]+\s+)?\$?\s*$", re.I)
+_OF_COUNT_AFTER = re.compile(r"^\s+of\s+(?:the\s+)?\d")
+# '7 T2V models', '10 Indic languages': capitalised word(s), then a plural noun
+_NAMED_COUNT_AFTER = re.compile(r"^\s+(?:[A-Z][\w-]*\s+){1,2}([a-z]{3,}s)\b")
+# '50 LLMs', '8 GPUs': an acronym in the plural
+_ACRONYM_PLURAL_AFTER = re.compile(r"^\s+[A-Z][A-Za-z0-9]*[A-Z0-9]s\b")
+_NOT_PLURAL_NOUNS = frozenset({"points", "times", "hours", "seconds", "minutes", "bits",
+                               "pts", "less", "gains", "improves", "achieves", "yields"})
+_VERSION_BETWEEN = (re.compile(r"\b[A-Z][a-z]+\s$"), re.compile(r"^\s[A-Z][a-z]"))
+_EXPONENT_BEFORE = re.compile(r"[\^{]\s*-?\s*$")
+_OPEN_QUESTION = re.compile(
+    r"\b(leaves?\s+(?:\w+\s+){0,3}open|open\s+(?:question|problem)s?|remains?\s+open|"
+    r"we\s+conjecture|leaves?\s+(?:\w+\s+){0,5}(?:to|for)\s+future\s+work)\b", re.I)
+
+
+@dataclass(frozen=True)
+class NumberLinks:
+    """Ranges and changes among an abstract's stated numbers, by the start of a number."""
+
+    range_low_of: dict[int, Spot] = field(default_factory=dict)  # high end -> low end
+    reached_of: dict[int, Spot] = field(default_factory=dict)  # 'from A' -> 'to B'
+
+    def own_spot(self, spot: Spot) -> tuple[Spot, str | None]:
+        """Where a draft's number is stored: a range's high end moves to its low end, a
+        change's starting value to the value reached. The second item says why it moved."""
+        _, start, _ = spot
+        if start in self.range_low_of:
+            return self.range_low_of[start], "the high end of a range"
+        if start in self.reached_of:
+            return self.reached_of[start], "the starting value of a change 'from A to B'"
+        return spot, None
+
+    def is_range_low(self, start: int) -> bool:
+        return any(low[1] == start for low in self.range_low_of.values())
+
+
+def link_numbers(text: str, stated: list[Spot]) -> NumberLinks:
+    """Find the ranges and the 'from A to B' changes among ``stated``."""
+    by_start = {spot[1]: spot for spot in stated}
+    links = NumberLinks()
+    for spot in stated:
+        _, start, end = spot
+        match = RANGE_AFTER.match(text[end:end + 24])
+        if match is None or (end + match.start(1)) not in by_start:
+            continue
+        high = by_start[end + match.start(1)]
+        if _CHANGE_FROM_BEFORE.search(text[max(0, start - 100):start]) \
+                and "to" in match.group(0):
+            links.reached_of[start] = high
+        else:
+            links.range_low_of[high[1]] = spot
+    return links
+
+
+def is_count_or_name(text: str, number: float, start: int, end: int) -> bool:
+    """A number that counts or names things though a capitalised word follows it."""
+    after, before = text[end:end + 40], text[max(0, start - 24):start]
+    if _EXPONENT_BEFORE.search(before) and re.match(r"\s?/", after):
+        return True  # an exponent: 'T^{-1/2}'
+    if not number.is_integer() or "." in text[start:end]:
+        return False
+    if _OF_COUNT_AFTER.match(after) or _ACRONYM_PLURAL_AFTER.match(after):
+        return True
+    named = _NAMED_COUNT_AFTER.match(after)
+    if named and named.group(1) not in _NOT_PLURAL_NOUNS:
+        return True
+    return bool(_VERSION_BETWEEN[0].search(before) and _VERSION_BETWEEN[1].match(after))
+
+
+def leaves_open(sentence: str) -> bool:
+    """The sentence poses an open question or future work rather than a result."""
+    return _OPEN_QUESTION.search(sentence) is not None

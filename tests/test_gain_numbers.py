@@ -1,0 +1,105 @@
+"""Ranges, changes, counts and open questions among an abstract's numbers (issue 26).
+
+The sentences are written for these tests in the shapes that real abstracts use (the
+random gold sets' tune halves held each shape); none is copied from a held-out set.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from papersift.extract.domain.assembly.assemble import assemble, result_numbers
+from papersift.extract.domain.rules.gain_numbers import (
+    is_count_or_name,
+    leaves_open,
+    link_numbers,
+)
+from papersift.schemas import PaperDraft
+from papersift.schemas.numbers import number_spans
+
+
+def _draft(*gains: tuple[str, str]) -> PaperDraft:
+    body: dict[str, Any] = {"tasks": ["ranking"], "methods": ["Mira"], "benchmarks": [],
+                            "types": ["method"],
+                            "gains": [{"value": v, "metric": m} for v, m in gains]}
+    return PaperDraft.model_validate(body)
+
+
+def _values(text: str, *gains: tuple[str, str]) -> list[tuple[float, str]]:
+    assembled = assemble(_draft(*gains), text)
+    return [(g.value or 0.0, g.unit or "") for g in assembled.extraction.claimed_gains]
+
+
+@pytest.mark.parametrize("written", ["8%--17%", "$6.9\\%$--$24.0\\%$", "12$\\sim$20 \\%",
+                                     "2.7%–8.0%"])
+def test_a_range_written_any_way_is_one_gain_at_its_low_end(written: str) -> None:
+    text = f"We propose Mira. Mira improves Hit@1 over the best baseline by {written}."
+    low, high = (number for number, _, _ in number_spans(written))
+    # the draft gives the high end first: it moves to the range instead of standing alone
+    assert _values(text, (f"{high:g}", "Hit@1"), (f"{low:g}", "Hit@1")) == [(low, "%")]
+
+
+def test_the_high_end_given_alone_is_stored_as_the_range() -> None:
+    text = "We propose Mira. It reduces errors by 2.5%-6.1% on all tasks."
+    assembled = assemble(_draft(("6.1", "error reduction")), text)
+    gains = assembled.extraction.claimed_gains
+    assert [(g.value, g.unit) for g in gains] == [(2.5, "%")]
+    spot = assembled.found["claimed_gains"][0]
+    assert spot is not None and text[spot.start:spot.end] == "2.5%-6.1"
+
+
+def test_a_change_from_a_to_b_reports_the_value_reached() -> None:
+    text = "We propose Mira. Stacked on a chat model, Mira improved its win rate from 55.0% " \
+           "to 58.3% on the leaderboard."
+    assembled = assemble(_draft(("55.0", "result"), ("58.3", "win rate")), text)
+    assert [(g.value, g.unit) for g in assembled.extraction.claimed_gains] == [(58.3, "%")]
+    assert any("already stored" in reason for reason in assembled.rejected)
+
+
+def test_ranges_from_a_to_b_stay_a_range() -> None:
+    text = "We propose Mira. Across models, the cost of fine-tuning ranges from 2 to 34 " \
+           "percentage points."
+    links = link_numbers(text, number_spans(text))
+    assert not links.reached_of and len(links.range_low_of) == 1
+    assert _values(text, ("2", "cost"), ("34", "cost")) == [(2.0, "pp")]
+
+
+@pytest.mark.parametrize(("sentence", "number"), [
+    ("Through an evaluation of 7 T2V models we uncover insights.", "7"),
+    ("We evaluate over 50 LLMs on the new suite.", "50"),
+    ("We evaluate 30 models across 10 Indic languages.", "10"),
+    ("The best model reaches only 70.6% accuracy, and 4 of 13 models score below chance.",
+     "4"),
+    ("We show that Claude 3 Opus translates better than other models.", "3"),
+    ("We present $O(T^{-1/2})$-simple regret algorithms.", "1"),
+])
+def test_counts_and_names_are_not_results(sentence: str, number: str) -> None:
+    start = sentence.index(number if number != "1" else "-1/2") + (number == "1")
+    end = start + len(number)
+    assert is_count_or_name(sentence, float(number), start, end)
+    kept = _values(f"We propose Mira. {sentence}", (number, "result"))
+    assert float(number) not in [value for value, _ in kept]
+
+
+@pytest.mark.parametrize(("sentence", "value", "unit"), [
+    ("Mira improves the score by 3 BLEU over the baseline.", 3.0, "absolute"),
+    ("Mira is 3 times faster than the baseline.", 3.0, "x"),
+    ("Mira reaches 45 ms latency on 8 GPUs.", 45.0, "absolute"),
+])
+def test_results_next_to_capitalised_words_are_kept(sentence: str, value: float,
+                                                   unit: str) -> None:
+    assert _values(f"We propose Mira. {sentence}", (f"{value:g}", "result")) == [(value, unit)]
+
+
+def test_a_question_left_open_states_no_result() -> None:
+    sentence = "We leave open whether the constant can be lowered from 2.1 to 1."
+    assert leaves_open(sentence)
+    assert _values(f"We propose Mira. It attains a constant of 3. {sentence}",
+                   ("2.1", "constant")) == []
+
+
+def test_the_grammar_list_of_numbers_is_unchanged_by_these_checks() -> None:
+    # result_numbers feeds the request's grammar: narrowing it would change cached requests
+    assert "50" in result_numbers("We evaluate over 50 LLMs on the new suite.")
