@@ -42,6 +42,16 @@ _OTHER_THING_LIST_BEFORE = re.compile(
     r"operating systems?)\s*(,|:|\()?\s*(including|such as|like|namely|e\.g\.)?\s*,?\s*"
     rf"((the\s+)?({_NAME_WORDS})(\s*\([^()]{{1,12}}\))?\s*(,\s*(and|or)?|and|or|&)\s*){{0,8}}"
     r"(the\s+)?$")
+# 'Architectures such as Linformer and Mamba', 'vision transformers, such as Google's ViT
+# and DINOv2': a list that a plural noun for models or methods heads.
+_SYSTEM_LIST_BEFORE = re.compile(
+    r"\b((?i:architectures|models|transformers|networks|methods|baselines|algorithms|"
+    r"approaches|encoders|backbones|detectors|optimi[sz]ers)|LLMs|VLMs|MLLMs)\s*,?\s*"
+    r"(\(|such as|like|including|e\.g\.,?|namely)\s*,?\s*"
+    r"((the\s+)?[A-Z0-9][\w.+'’-]*(\s+[A-Z0-9][\w.+'’-]*){0,3}(\s*\([^()]{1,12}\))?"
+    r"\s*(,\s*(and|or)?|and|or|&)\s*){0,8}(the\s+)?$")
+# 'on NLU and generation tasks': coordinated with a lowercase kind of task.
+_TASK_LIST_AFTER = re.compile(r"^[*_}]*\s+(and|or)\s+([a-z][\w-]*\s+){1,2}tasks?\b")
 # Right before a name: the paper takes data from it ('a small subset of Wiki-40B-en').
 _DATA_OF_BEFORE = re.compile(
     r"\b(subsets?|splits?|portions?|parts?|samples|examples|documents|sentences|images)\s+"
@@ -94,6 +104,8 @@ def a_task_or_term(text: str, start: int, end: int) -> str | None:
         return f"called a task or problem in the text ('{form} task')"
     if lowercase_term_acronym(text, form):
         return "the acronym of a lowercase term (a task or field)"
+    if _TASK_LIST_AFTER.match(text[end:end + 60]):
+        return f"one of a list of kinds of task ('{form} and ... tasks')"
     return None
 
 
@@ -109,5 +121,8 @@ def not_a_resource(text: str, start: int, end: int) -> str | None:
     if not BENCHMARK_NAME.search(surface) and \
             _OTHER_THING_LIST_BEFORE.search(text[max(0, start - 200):start]):
         return "one of a list of platforms, tools or organisations, not a benchmark"
+    if not BENCHMARK_NAME.search(surface) and \
+            _SYSTEM_LIST_BEFORE.search(text[max(0, start - 200):start]):
+        return "one of a list of models or methods ('architectures such as X'), not a benchmark"
     system = _named_by_head(_SYSTEM_HEAD, text, form)
     return f"{system}, not a named benchmark" if system else None

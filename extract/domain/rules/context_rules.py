@@ -80,11 +80,31 @@ _QUANTIFIED_BEFORE = re.compile(
 _PLURAL_KIND_AFTER = re.compile(r"^[*_}]*\s+(benchmarks|datasets|corpora)\b")
 
 
+# 'IT datasets (FLAN, CoT, and Alpaca)': the plural kind word is followed by the names.
+_NAMES_FOLLOW = re.compile(r"^[*_}]*\s+(benchmarks|datasets|corpora)\s*(\(|:|such as|like|"
+                           r"including)\s*[A-Z]")
+
+
 def a_kind_of_benchmarks(text: str, start: int, end: int) -> bool:
-    """'on diverse ODQA benchmarks', 'three QA datasets', 'open-ended QA datasets': the name
-    says what kind of benchmarks they are."""
+    """'on diverse ODQA benchmarks', 'three QA datasets', 'open-ended QA datasets', 'IT
+    datasets (FLAN, CoT, ...)': the name says what kind of benchmarks they are."""
     return bool(_QUANTIFIED_BEFORE.search(text[max(0, start - 24):start])
-                and _PLURAL_KIND_AFTER.match(text[end:end + 16]))
+                and _PLURAL_KIND_AFTER.match(text[end:end + 16])) \
+        or bool(_NAMES_FOLLOW.match(text[end:end + 40]))
+
+
+# 'datasets (FLAN, CoT, and Alpaca)', 'datasets such as GSM8K': a list a data noun heads
+# ('benchmarks, including RAG, ICL, and general domains' lists kinds, not datasets).
+_NAME_ITEM = r"[A-Z0-9][\w.+'’-]*(\s+[A-Z0-9][\w.+'’-]*){0,3}"
+_DATA_LIST_BEFORE = re.compile(
+    r"\b(datasets|corpora)\s*(\(|:|such as|like)\s*"
+    rf"((the\s+)?{_NAME_ITEM}\s*(,\s*(and|or)?|and|or|&)\s*){{0,8}}(the\s+)?$")
+
+
+def listed_as_data(text: str, start: int) -> bool:
+    """The mention is one of a list that a plural data noun heads: a dataset, whatever its
+    name (an established method's name such as 'CoT' included)."""
+    return bool(_DATA_LIST_BEFORE.search(text[max(0, start - 200):start]))
 
 
 # 'the SafeSearch benchmark', 'our MCE dataset': a determiner, the name, a resource noun.

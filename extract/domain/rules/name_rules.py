@@ -20,6 +20,7 @@ from papersift.extract.domain.rules.context_rules import (
     a_kind_of_benchmarks,
     a_size,
     called_a_resource_directly,
+    listed_as_data,
     names_a_kind,
     names_a_setting,
     trained_by_the_paper,
@@ -315,10 +316,16 @@ def describes_the_name_before(text: str, start: int, end: int) -> bool:
         and not looks_like_acronym(text[start:end])
 
 
+# The words between the article and the kind word may not name another kind of thing or
+# start a clause: 'X, an end-to-end framework that evolves instruction datasets' is a
+# framework.
+_NOT_BETWEEN = (r"(?!(?:framework|method|model|approach|system|algorithm|architecture|"
+                r"pipeline|technique|strategy|agent|tool|paradigm|that|which|to|for|of|"
+                r"from|with|by|using|on|in)\b)")
 _RESOURCE_AFTER = re.compile(
     r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*(,|:|—|--|-{3}|is|,?\s*which is)\s*(a|an|the|our)\s+"
-    r"([\w-]+,?\s+){0,6}?(benchmark|dataset|corpus|suite|testbed|test bed|leaderboard|"
-    r"environment|collection|arena)s?\b", re.I)
+    r"(" + _NOT_BETWEEN + r"[\w-]+,?\s+){0,6}?(benchmark|dataset|corpus|suite|testbed|"
+    r"test bed|leaderboard|environment|collection|arena)s?\b", re.I)
 
 
 _RESOURCE_BEFORE = re.compile(  # no name between the article and the kind word
@@ -343,8 +350,20 @@ def named_as_resource(text: str, start: int, end: int) -> bool:
     ('CausalSpatial, a diagnostic benchmark', 'a new dataset, StorySumm, ...'), so it is
     not a method."""
     return bool(_RESOURCE_AFTER.match(text[end:end + 120])
-                or _RESOURCE_BEFORE.search(text[max(0, start - 60):start])
+                or _named_after_a_resource(text, start)
                 or called_a_resource_directly(text, start, end))
+
+
+# 'Evaluated on a real-world social dataset, MF-LLM reduces ...': the dataset is where the
+# name was run, not what it is named.
+_PLACE_BEFORE = re.compile(r"\b(on|in|from|using|across|over|with|to|of|into)\s*$", re.I)
+
+
+def _named_after_a_resource(text: str, start: int) -> bool:
+    window_start = max(0, start - 60)
+    match = _RESOURCE_BEFORE.search(text[window_start:start])
+    return match is not None and not _PLACE_BEFORE.search(
+        text[max(0, window_start + match.start() - 20):window_start + match.start()])
 
 
 _RESOURCE_KINDS = frozenset({"benchmark", "dataset", "data", "corpu", "suite", "collection",
@@ -383,7 +402,8 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
         return "a class of things (a plural acronym: 'SCMs'), not a named benchmark"
     if lowercase_term_acronym(text, mention.strip("*_ ()")):
         return "the acronym of a lowercase term (a task or field), not a benchmark"
-    if established_method(mention.strip("*_ ")) or known_metric(mention.strip("*_ ")):
+    if (established_method(mention.strip("*_ ")) or known_metric(mention.strip("*_ "))) \
+            and not listed_as_data(text, start):
         return "an established method, model or metric, not a benchmark"
     if never_a_benchmark(mention.strip("*_ ")):
         return "an organisation, tool, language or mathematical name, not a benchmark"
