@@ -142,3 +142,19 @@ def test_decisions_are_stored_and_explained(tmp_path: Path) -> None:
     flagged = CliRunner().invoke(cli, ["query", "flagged_methods", "--db", str(db),
                                        "--format", "csv"])
     assert flagged.exit_code == 0 and flagged.output.splitlines()[0].startswith("title,name")
+
+
+def test_a_proper_word_is_not_cut_out_of_the_phrase_the_model_named() -> None:
+    """'spherical convolutional Wasserstein distance' stays a phrase (weighed as a
+    description) rather than becoming a method named 'Wasserstein' (random5's tune errors:
+    'Wasserstein', 'Dirichlet', 'Partial', each cut out of a longer phrase)."""
+    text = ("Comparing climate fields is hard. We propose the spherical convolutional "
+            "Wasserstein distance, and a Rao sampler named OrbitFlow.")
+    draft = {"tasks": ["climate model validation"], "types": ["method"], "benchmarks": [],
+             "gains": [], "methods": ["spherical convolutional Wasserstein distance",
+                                      "OrbitFlow"]}
+    result = assemble(PaperDraft.model_validate(draft), text)
+    names = {d.name: set(d.features) for d in result.decisions}
+    assert "Wasserstein" not in names
+    assert "description" in names["spherical convolutional Wasserstein distance"]
+    assert [m.name for m in result.extraction.methods] == ["OrbitFlow"]

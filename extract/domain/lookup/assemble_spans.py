@@ -197,6 +197,14 @@ def how_it_reads(text: str, start: int, end: int) -> str:
     return "one_word" if _is_named(text, start, end) else "description"
 
 
+def _one_proper_word(mention: str) -> bool:
+    """One capitalised word with no other capital or digit ('Wasserstein', 'Dirichlet'): cut
+    out of a lowercase phrase, it is a fragment of the phrase, not the phrase's name."""
+    word = mention.strip("*_{}()")
+    return " " not in word and word[:1].isupper() and not any(
+        c.isupper() or c.isdigit() for c in word[1:])
+
+
 def locate_method(name: str, text: str, rejected: list[str]) -> tuple[
         AlignmentStatus, int, int, str] | None:
     """Where a drafted method name sits in the abstract, and how it reads there (see
@@ -220,7 +228,11 @@ def _locate(kind: str, name: str, text: str, rejected: list[str], *,
         rejected.append(f"{kind} {name!r}: a description, not a name")
         return None
     if reads != "description":
-        start, end = _trim_description(text, start, end)
+        low, high = _trim_description(text, start, end)
+        if kind == "method" and (low, high) != (start, end) and _one_proper_word(text[low:high]):
+            reads = "description"  # 'spherical convolutional Wasserstein distance' stays whole
+        else:
+            start, end = low, high
     footnote = _FOOTNOTE_TAIL.search(text[start:end])
     if footnote and footnote.start() > 0:  # 'LTNER<sup>1</sup>': the page's footnote marker
         end = start + footnote.start()
