@@ -103,3 +103,33 @@ def test_a_question_left_open_states_no_result() -> None:
 def test_the_grammar_list_of_numbers_is_unchanged_by_these_checks() -> None:
     # result_numbers feeds the request's grammar: narrowing it would change cached requests
     assert "50" in result_numbers("We evaluate over 50 LLMs on the new suite.")
+
+
+@pytest.mark.parametrize(("sentence", "number"), [
+    ("The bound holds with probability $1-\\delta$ over the draw.", "1"),
+    ("It finds a $(1+O(\\alpha))$-approximation quickly.", "1"),
+    ("Mira keeps comparable accuracy at 50% model-level sparsity.", "50"),
+])
+def test_formula_terms_and_operating_points_are_not_results(sentence: str,
+                                                           number: str) -> None:
+    kept = _values(f"We propose Mira. {sentence}", (number, "result"))
+    assert float(number) not in [value for value, _ in kept]
+
+
+def test_a_cost_stated_with_at_is_still_a_result() -> None:
+    text = "We propose Mira. Mira matches the baseline at 5% of the cost."
+    assert _values(text, ("5", "cost")) == [(5.0, "%")]
+
+
+def test_formatting_braces_and_markers_are_read_as_such() -> None:
+    bold = "We propose Mira. Mira reduces the KL divergence by \\textbf{47\\%} on all runs."
+    assert _values(bold, ("47", "KL divergence")) == [(47.0, "%")]
+    marker = "We propose Mira. \\textbf{1)} To close the gap, Mira improves recall."
+    assert _values(marker, ("1", "recall")) == []
+
+
+def test_a_change_may_name_its_conditions_between_from_and_to() -> None:
+    text = ("We propose Mira. The success rate increases from 1% using direct requests to 88% "
+            "using 20 reformulations.")
+    assembled = assemble(_draft(("1", "failure rate"), ("88", "success rate")), text)
+    assert [(g.value, g.unit) for g in assembled.extraction.claimed_gains] == [(88.0, "%")]

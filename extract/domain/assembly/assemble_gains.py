@@ -220,13 +220,15 @@ def is_condition(text: str, start: int, end: int | None = None) -> bool:
     before, after = text[max(0, start - 3):start], text[end:end + 12]
     if re.search(r"\[[\d,\s–-]*$", before) and re.match(r"[\d,\s–-]*\]", after):
         return True  # a citation
-    if re.match(r"\)", after) and (before.endswith("(") or re.search(r"(^|[\s:;,])$", before)) \
+    if re.match(r"\)", after) and (before.endswith("(") or re.search(r"(^|[\s:;,{])$", before)) \
             and "." not in text[start:end]:
-        return True  # a list marker: '1) ...', '(2) ...'
+        return True  # a list marker: '1) ...', '(2) ...', '\\textbf{1)}'
     if re.match(r"-(?!fold|times|x\b)[a-z]", after):
         return True  # a setting: '3-second', '10-shot'
     if re.match(r"\s?/\s?[^\d\s]", after):
         return True  # a formula: '1/ε'
+    if re.search(r"\\[A-Za-z]+\{$", text[max(0, start - 16):start]):
+        return False  # formatting, not math: '\\textbf{47\\%}'
     return bool(re.search(r"[{,]$", before) and re.match(r"[,}\\]", after))  # math terms
 
 

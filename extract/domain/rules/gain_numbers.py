@@ -5,9 +5,10 @@
 - A **change** ("improved its win rate from 55.0% to 58.3%": a change verb, then 'from A
   to B') reports one result, the value it reached; the starting value is the baseline's
   number. Without the verb ("ranging from 4.3% to 77.3%") it is a range.
-- **Counts and names** that the assembler's own list of result numbers lets through
-  because a capitalised word follows the number: "7 T2V models", "over 50 LLMs",
-  "10 Indic languages", "4 of 13 models", "Claude 3 Opus", an exponent "T^{-1/2}".
+- **Counts, names, formulas and settings** that the assembler's own list of result
+  numbers lets through because a capital or a symbol follows the number: "7 T2V models",
+  "over 50 LLMs", "10 Indic languages", "4 of 13 models", "Claude 3 Opus", an exponent
+  "T^{-1/2}", a formula's term "1-\\delta", an operating point "at 50% sparsity".
 - A sentence that **leaves a question open** ("we leave open whether ... from 2.1 to 1")
   states no result.
 
@@ -30,8 +31,13 @@ _CHANGE_FROM_BEFORE = re.compile(
     r"fall|grow|grew|shrink|shrank|went|go(?:es)?|mov|push|bring|brought)\w*\s+"
     r"(?:[\w-]+\s+){0,8}?from\s+(?:the\s+)?(?:[a-z]+\s+)?\$?\s*$", re.I)
 _OF_COUNT_AFTER = re.compile(r"^\s+of\s+(?:the\s+)?\d")
-# '7 T2V models', '10 Indic languages': capitalised word(s), then a plural noun
-_NAMED_COUNT_AFTER = re.compile(r"^\s+(?:[A-Z][\w-]*\s+){1,2}([a-z]{3,}s)\b")
+# '7 T2V models', '4 Norwegian Open Language Models': capitalised word(s), then a plural
+_NAMED_COUNT_AFTER = re.compile(r"^\s+(?:[A-Z][\w-]*\s+){1,3}([A-Za-z][a-z]{2,}s)\b")
+# a term of a formula: '1-\delta', '(1+O(α))', '2^k'
+_FORMULA_AFTER = re.compile(r"^\s?[-+^_*]\s?(\\[A-Za-z]|[A-Za-z]\b|[A-Z]\(|\{)")
+# 'comparable performance at 50% sparsity': an operating point, not a result
+_AT_BEFORE = re.compile(r"\bat\s+(?:only\s+)?\$?\s*$", re.I)
+_AT_NOT = re.compile(r"^\s*(?:\\?%)?\$?\s+(of|the)\b")
 # '50 LLMs', '8 GPUs': an acronym in the plural
 _ACRONYM_PLURAL_AFTER = re.compile(r"^\s+[A-Z][A-Za-z0-9]*[A-Z0-9]s\b")
 _NOT_PLURAL_NOUNS = frozenset({"points", "times", "hours", "seconds", "minutes", "bits",
@@ -41,6 +47,10 @@ _EXPONENT_BEFORE = re.compile(r"[\^{]\s*-?\s*$")
 _OPEN_QUESTION = re.compile(
     r"\b(leaves?\s+(?:\w+\s+){0,3}open|open\s+(?:question|problem)s?|remains?\s+open|"
     r"we\s+conjecture|leaves?\s+(?:\w+\s+){0,5}(?:to|for)\s+future\s+work)\b", re.I)
+
+
+# '... from 1% using direct requests to 88%': a few words may stand between A and 'to B'
+_REACHED_AFTER = re.compile(r"^\s*(?:\\?%)?\$?(?:\s+[\w-]+){1,6}?\s+to\s+\$?\s*(\d+(?:[.,]\d+)*)")
 
 
 @dataclass(frozen=True)
@@ -70,12 +80,16 @@ def link_numbers(text: str, stated: list[Spot]) -> NumberLinks:
     links = NumberLinks()
     for spot in stated:
         _, start, end = spot
+        changed = _CHANGE_FROM_BEFORE.search(text[max(0, start - 100):start])
+        reached = _REACHED_AFTER.match(text[end:end + 80]) if changed else None
+        if reached is not None and (end + reached.start(1)) in by_start:
+            links.reached_of[start] = by_start[end + reached.start(1)]
+            continue
         match = RANGE_AFTER.match(text[end:end + 24])
         if match is None or (end + match.start(1)) not in by_start:
             continue
         high = by_start[end + match.start(1)]
-        if _CHANGE_FROM_BEFORE.search(text[max(0, start - 100):start]) \
-                and "to" in match.group(0):
+        if changed and "to" in match.group(0):
             links.reached_of[start] = high
         else:
             links.range_low_of[high[1]] = spot
@@ -87,6 +101,10 @@ def is_count_or_name(text: str, number: float, start: int, end: int) -> bool:
     after, before = text[end:end + 40], text[max(0, start - 24):start]
     if _EXPONENT_BEFORE.search(before) and re.match(r"\s?/", after):
         return True  # an exponent: 'T^{-1/2}'
+    if _FORMULA_AFTER.match(after):
+        return True
+    if _AT_BEFORE.search(before) and not _AT_NOT.match(after):
+        return True  # an operating point: 'at 50% sparsity'
     if not number.is_integer() or "." in text[start:end]:
         return False
     if _OF_COUNT_AFTER.match(after) or _ACRONYM_PLURAL_AFTER.match(after):
