@@ -4,6 +4,7 @@
     python -m bench.decision.sets --heldout  # the held-out sets (scores only)
     python -m bench.decision.sets --untitled # the drafts made without the title
     python -m bench.decision.sets --json
+    python -m bench.decision.sets --pooled   # the held-out sets pooled (the issue's targets)
 
 Each line is what `bench.decision.regrade` prints for one drafts file and one gold file:
 P / R / F1 of methods, benchmarks and gains (by value), with the true positive, false
@@ -37,6 +38,7 @@ TUNE: tuple[tuple[str, str, str], ...] = (
     ("random1 tune, 1.5B", f"random1/{_1_5B}", "random1/tune.gold.json"),
     ("random3 tune, 1.5B", f"random3/{_1_5B}", "random3/tune.gold.json"),
     ("random3 tune, 0.5B", f"random3/{_0_5B}", "random3/tune.gold.json"),
+    ("random5 tune, 1.5B", f"random5/{_1_5B}", "random5/tune.gold.json"),
     *((f"{name} tune, 1.5B", f"{name}/{_1_5B}", f"{name}/tune.gold.json") for name in FAMOUS),
     ("bundled corpus, 1.5B", "neurips-2026.drafts.qwen2.5-coder-1.5b.jsonl",
      "neurips-2026.gold.json"),
@@ -79,14 +81,53 @@ def line(label: str, metrics: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
+# Sets pooled into one line each (``--pooled``): the issue's targets are on pooled figures.
+POOLS: dict[str, tuple[str, ...]] = {
+    "random held-out (random4, random2, random1 held-out), 1.5B": (
+        "random4, 1.5B", "random2, 1.5B", "random1 held-out, 1.5B"),
+    "random held-out (random4, random2, random1 held-out), 0.5B": (
+        "random4, 0.5B", "random2, 0.5B", "random1 held-out, 0.5B"),
+    "famous held-out halves, titled (dev, dev2, dev3), 1.5B": tuple(
+        f"{name} held-out, 1.5B, titled" for name in FAMOUS),
+    "all held-out, 1.5B (random4, random2, random1 held-out, famous titled)": (
+        "random4, 1.5B", "random2, 1.5B", "random1 held-out, 1.5B",
+        *(f"{name} held-out, 1.5B, titled" for name in FAMOUS)),
+}
+
+
+def pooled(results: dict[str, dict[str, Any]], labels: tuple[str, ...]) -> dict[str, Any]:
+    """Precision, recall and F1 of the summed counts of several sets."""
+    figures: dict[str, Any] = {}
+    for _, key in FIELDS:
+        tp, fp, fn = (sum(results[label][key][part] for label in labels)
+                      for part in ("tp", "fp", "fn"))
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        figures[key] = {"precision": round(precision, 3), "recall": round(recall, 3),
+                        "f1": round(f1, 3), "tp": tp, "fp": fp, "fn": fn}
+    return figures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--heldout", action="store_true", help="the held-out sets")
     parser.add_argument("--untitled", action="store_true",
                         help="the drafts made without the title in the request")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--pooled", action="store_true",
+                        help="the held-out sets pooled, one line per pool")
     args = parser.parse_args()
-    results = scores(HELDOUT if args.heldout else TUNE, args.untitled)
+    results = scores(HELDOUT if args.heldout or args.pooled else TUNE, args.untitled)
+    if args.pooled:
+        for label, labels in POOLS.items():
+            figures = pooled(results, labels)
+            print(label)
+            print("   " + "  ".join(
+                f"{name} {figures[key]['precision']:.3f}/{figures[key]['recall']:.3f}/"
+                f"{figures[key]['f1']:.3f} ({figures[key]['tp']},{figures[key]['fp']},"
+                f"{figures[key]['fn']})" for name, key in FIELDS))
+        return 0
     if args.json:
         print(json.dumps(results, indent=1))
     else:

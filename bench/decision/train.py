@@ -44,6 +44,7 @@ RANDOM = REPO / "bench/gold/random1"
 RANDOM_DRAFTS = RANDOM / "drafts.qwen2.5-coder-1.5b.jsonl"
 # More random papers to train on (a tune set only), grouped by conference with random1's.
 RANDOM3 = REPO / "bench/gold/random3"
+RANDOM5 = REPO / "bench/gold/random5"
 # The clean test: annotated blind, never looked at while the decisions were built.
 RANDOM2 = REPO / "bench/gold/random2"
 BUNDLED_DRAFTS = REPO / "bench/gold/neurips-2026.drafts.qwen2.5-coder-1.5b.jsonl"
@@ -237,14 +238,17 @@ def main() -> int:
     parser.add_argument("--random3", action="store_true",
                         help="train on random3 too (the shipped weights are not: see "
                              "bench/gold/random3/README.md)")
+    parser.add_argument("--random5", action="store_true", help="train on random5 too")
     parser.add_argument("--cv-only", action="store_true",
                         help="print the cross-validated figures only (choose settings by these)")
     args = parser.parse_args()
     random_found, random_counts = examples(RANDOM_DRAFTS, RANDOM / "tune.gold.json",
                                            _conference_of(RANDOM / "abstracts.jsonl"))
-    if args.random3:
-        more, more_counts = examples(RANDOM3 / DRAFTS_NAME, RANDOM3 / "tune.gold.json",
-                                     _conference_of(RANDOM3 / "abstracts.jsonl"))
+    for wanted, folder in ((args.random3, RANDOM3), (args.random5, RANDOM5)):
+        if not wanted:
+            continue
+        more, more_counts = examples(folder / DRAFTS_NAME, folder / "tune.gold.json",
+                                     _conference_of(folder / "abstracts.jsonl"))
         random_found += more
         for group, count in more_counts.items():
             random_counts[group] = random_counts.get(group, 0) + count
