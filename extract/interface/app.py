@@ -43,6 +43,7 @@ from papersift.extract.runs.batch import (
 from papersift.extract.runs.canon import entities_after_run
 from papersift.extract.runs.evaluation import details, evaluate
 from papersift.extract.runs.ingest_files import ingest_stream
+from papersift.extract.runs.introductions import introductions_after_run
 from papersift.extract.runs.pipeline import (
     IngestReport,
     Job,
@@ -275,6 +276,7 @@ def run_inputs(
         report.new_papers = _papers_stored(warehouse) - before
         summary.input_problems = [p for p in report.problems if p.reason != "too_long"]
         entities_after_run(warehouse)
+        introductions_after_run(warehouse, summary.notes)
     if fresh and report.occurrences == 0:
         remove_empty(settings.db)
     return report, summary
@@ -323,6 +325,7 @@ def extract_stored(
             progress=progress, transport=transport, endpoint=endpoint, on_poll=on_poll,
         )
         entities_after_run(warehouse)
+        introductions_after_run(warehouse, summary.notes)
         return summary
 
 

@@ -1,5 +1,5 @@
-"""The review commands, `papersift serve` and `papersift corrections`, added to the CLI
-group by cli.py (kept apart so cli.py stays short)."""
+"""The review commands, `papersift serve`, `papersift corrections` and `papersift
+introductions`, added to the CLI group by cli.py (kept apart so cli.py stays short)."""
 
 from __future__ import annotations
 
@@ -97,6 +97,35 @@ def corrections_pool(db: Path, out: Path) -> None:
                f"out) -> {report.path}, version {report.version}", err=True)
 
 
+@click.command("introductions")
+@db_option
+@click.option("--check", is_flag=True,
+              help="Check again now (every run checks after extracting).")
+@click.option("--dry-run", is_flag=True, help="Check and print, write nothing.")
+@known_errors
+def introductions_command(db: Path, check: bool, dry_run: bool) -> None:
+    """Benchmarks marked not introduced because other papers of the same collection name
+    them, with each reason. Undo one in `papersift serve` (set introduced back)."""
+    from papersift.extract.runs import introductions as library
+
+    if check or dry_run:
+        result = library.check_introductions(db, apply=not dry_run)
+        for paper_id, verdict in result.marked:
+            click.echo(f"{paper_id}  {verdict.name}: {verdict.reason}")
+        click.echo(f"checked {result.checked} introduced benchmark(s): "
+                   f"{len(result.marked)} {'would be ' if dry_run else ''}marked not "
+                   f"introduced, {result.kept_against_users} kept by their own cue, "
+                   f"{result.left_to_people} left to people", err=True)
+        if dry_run:
+            return
+    verdicts = library.listed_verdicts(db)
+    for row in verdicts:
+        state = "holds" if row["holds"] else "changed since"
+        click.echo(f"{row['paper_id']}  {row['item_key']}  [{state}]  {row['note']}")
+    click.echo(f"{len(verdicts)} verdict(s) of the collection check", err=True)
+
+
 def register(group: click.Group) -> None:
     group.add_command(serve_command)
     group.add_command(corrections_group)
+    group.add_command(introductions_command)
