@@ -87,6 +87,10 @@ def test_the_index_finds_whole_names_in_other_abstracts_only() -> None:
     assert index.mentions("Dataset") == ()  # not a name: nothing to look for
     verdict = judge("YouCook2", "tested on YouCook2, which we curate", ("a",))
     assert not verdict.keep and "1 other paper(s)" in verdict.reason
+    # a conference names a famous dataset in hundreds of abstracts: the reason stays a note
+    many = tuple(f"sha256:{n:064x}" for n in range(400))
+    crowded = judge("ImageNet" * 30, "trained on it", many)
+    assert len(crowded.reason) < 500 and "400 other paper(s)" in crowded.reason
 
 
 def test_a_run_marks_a_dataset_others_use_as_not_introduced_with_its_reason(

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from papersift.extract.domain.rules.used_elsewhere import MentionIndex, Verdict, judge
 from papersift.warehouse import introductions as store
+from papersift.warehouse.corrections import CorrectionError
 from papersift.warehouse.repository import Repository, open_repository
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ class IntroductionCheck:
     marked: list[tuple[str, Verdict]] = field(default_factory=list)
     kept_against_users: int = 0
     left_to_people: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)  # paper id, why
 
 
 def check_repository(repo: Repository, apply: bool = True) -> IntroductionCheck:
@@ -60,8 +62,12 @@ def check_repository(repo: Repository, apply: bool = True) -> IntroductionCheck:
             result.left_to_people += 1
             continue
         if apply:
-            repo.run(store.mark_not_introduced, item["paper_id"], item["item_key"],
-                     verdict.reason)
+            try:
+                repo.run(store.mark_not_introduced, item["paper_id"], item["item_key"],
+                         verdict.reason)
+            except CorrectionError as error:  # one item never stops the check
+                result.failed.append((item["paper_id"], f"{item['name']}: {error}"))
+                continue
         result.marked.append((item["paper_id"], verdict))
     return result
 
@@ -88,6 +94,9 @@ def introductions_after_run(repo: Repository, notes: list[str]) -> IntroductionC
         notes.append(f"introduced flags not checked against the collection: {error} "
                      "(run `papersift introductions`)")
         return None
+    if result.failed:
+        notes.append(f"{len(result.failed)} introduced flag(s) could not be corrected "
+                     f"(first: {result.failed[0][1]})")
     if result.marked:
         notes.append(f"{len(result.marked)} benchmark(s) marked not introduced: other papers "
                      "of the same collection name them (`papersift introductions` lists "

@@ -57,13 +57,21 @@ class Verdict:
 
     @property
     def reason(self) -> str:
-        shown = ", ".join(self.users[:5]) + (" ..." if len(self.users) > 5 else "")
+        """One line, short enough for a correction's note (ids shortened, three shown)."""
+        shown = ", ".join(_short(user) for user in self.users[:3]) + (
+            ", ..." if len(self.users) > 3 else "")
+        name = self.name if len(self.name) <= 80 else self.name[:77] + "..."
         if self.keep:
             return (f"kept as introduced: its own sentence says so, though {len(self.users)} "
                     f"other paper(s) of the collection name it ({shown})")
         return (f"not introduced by this paper: {len(self.users)} other paper(s) of the "
-                f"same collection name {self.name!r} too ({shown}), and its sentence has "
+                f"same collection name {name!r} too ({shown}), and its sentence has "
                 "no 'we introduce / build' cue")
+
+
+def _short(paper_id: str) -> str:
+    """'sha256:0123456789ab...' as the 12 characters `papersift similar` accepts."""
+    return paper_id.removeprefix("sha256:")[:12]
 
 
 class MentionIndex:
