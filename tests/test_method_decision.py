@@ -158,3 +158,18 @@ def test_a_proper_word_is_not_cut_out_of_the_phrase_the_model_named() -> None:
     assert "Wasserstein" not in names
     assert "description" in names["spherical convolutional Wasserstein distance"]
     assert [m.name for m in result.extraction.methods] == ["OrbitFlow"]
+
+
+def test_variants_built_on_a_base_model_and_parts_central_to_our_approach() -> None:
+    """Shapes of random5's tune misses: a size variant named after its base model
+    ('OrbitAgent-Llama3-8B'), a one-letter variant ('-T'), and a part the abstract calls
+    central to 'our approach' without naming the method in that sentence."""
+    from papersift.extract.domain.lookup.assemble_spans import sentence_spans
+    from papersift.extract.domain.rules.method_candidates import parts_of_own, variants_of_own
+
+    text = ("We propose OrbitAgent. Central to our approach is a latent warp field (LWF), "
+            "which bends features. OrbitAgent-Llama3-8B and OrbitAgent-T beat larger LLMs.")
+    variants = [text[a:b] for a, b in variants_of_own(text, ["OrbitAgent"])]
+    assert variants == ["OrbitAgent-Llama3-8B", "OrbitAgent-T"]
+    parts = [text[a:b] for a, b in parts_of_own(text, sentence_spans(text), ["OrbitAgent"])]
+    assert "LWF" in parts

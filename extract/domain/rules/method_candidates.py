@@ -37,7 +37,11 @@ def proposal_mention(surface: str, text: str, spans: list[tuple[int, int]],
 # A sentence that lists what the paper's method is made of ('PURE consists of three core
 # components: a Review Extractor ...', 'H-DenseFormer integrates a ... (MPE) module').
 _COMPOSITION = re.compile(r"\b(consists? of|compris\w*|(is |are )?composed of|integrat\w*|"
-                          r"incorporat\w*|contains?|equipped with|components?|modules?)\b", re.I)
+                          r"incorporat\w*|contains?|equipped with|components?|modules?|"
+                          r"central to|at the (?:core|heart) of)\b", re.I)
+# 'Central to our approach is ...': the sentence speaks of the paper's own method unnamed
+_OUR_METHOD = re.compile(r"\bour (?:proposed )?(approach|method|framework|model|system|"
+                         r"algorithm|pipeline|architecture)\b", re.I)
 
 
 def listed_as_part(text: str, spans: list[tuple[int, int]], start: int,
@@ -188,7 +192,8 @@ _PART_NAME = re.compile(
 # Right after one of the paper's own names: a size or a variant ('X-7B', 'X-Large', 'X v2').
 _VARIANT_AFTER = re.compile(
     r"^(?:-|\s)(\d+(?:\.\d+)?[BMK]|Large|Base|Small|Tiny|Lite|Mini|Pro|Plus|Max|Ultra|"
-    r"XL|XXL|[LSMBH]|[vV]\d+(?:\.\d+)?|\d+)(?![\w])")
+    r"XL|XXL|[LSMBHT]|[vV]\d+(?:\.\d+)?|\d+"
+    r"|[A-Z][A-Za-z]*\d*(?:\.\d+)?-\d+(?:\.\d+)?[BMK])(?![\w])")  # 'SciAgent-Llama3-8B'
 
 
 def parts_of_own(text: str, spans: list[tuple[int, int]], own: list[str]) -> list[
@@ -201,7 +206,8 @@ def parts_of_own(text: str, spans: list[tuple[int, int]], own: list[str]) -> lis
     for begin, end in spans:
         sentence = text[begin:end]
         cue = _COMPOSITION.search(sentence)
-        if cue is None or not any(whole_word(n).search(sentence) for n in own if n):
+        if cue is None or not (any(whole_word(n).search(sentence) for n in own if n)
+                               or _OUR_METHOD.search(sentence)):
             continue
         for match in _PART_NAME.finditer(text, begin + cue.end(), end):
             name = match.group(1)
@@ -218,7 +224,7 @@ def variants_of_own(text: str, own: list[str]) -> list[tuple[int, int]]:
     found = []
     for name in own:
         for match in whole_word(name).finditer(text):
-            suffix = _VARIANT_AFTER.match(text[match.end():match.end() + 12])
+            suffix = _VARIANT_AFTER.match(text[match.end():match.end() + 24])
             if suffix is not None:
                 found.append((match.start(), match.end() + suffix.end()))
     return found
