@@ -178,3 +178,17 @@ def test_a_system_in_apposition_or_run_on_a_dataset_is_no_benchmark() -> None:
     got = assemble(_draft(["OrbitNet"], []), evaluated, title="OrbitNet: Simulating Crowds")
     assert [m.name for m in got.extraction.methods] == ["OrbitNet"]
     assert got.extraction.benchmarks == []
+
+
+def test_a_framework_or_platform_for_evaluating_is_a_benchmark() -> None:
+    """random1's VMDT and random3's GC4NC (tune): 'the first unified platform for
+    evaluating ...' and 'a comprehensive framework for evaluating ...' name benchmarks."""
+    text = ("Graph condensation lacks comparisons. We introduce OrbitEval, a comprehensive "
+            "framework for evaluating condensation methods across several dimensions.")
+    got = assemble(_draft(["OrbitEval"], []), text)
+    assert [(b.name, b.introduced) for b in got.extraction.benchmarks] == [("OrbitEval", True)]
+    assert got.extraction.methods == []
+    method = ("We introduce OrbitNet, a comprehensive framework for condensing graphs; it "
+              "is evaluated on TileSet.")
+    kept = assemble(_draft(["OrbitNet"], ["TileSet"]), method)
+    assert [m.name for m in kept.extraction.methods] == ["OrbitNet"]

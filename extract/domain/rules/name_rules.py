@@ -345,11 +345,20 @@ def called_a_tool(text: str, start: int, end: int) -> bool:
     return bool(_TOOL_AFTER.match(text[end:end + 80]))
 
 
+# 'GC4NC, a comprehensive framework for evaluating ...', 'VMDT (...), the first unified
+# platform for evaluating ...': a framework or platform *for evaluating* is a benchmark.
+_EVALUATION_AFTER = re.compile(
+    r"^[*_}\s]*(\([^()]{1,60}\))?[*_}\s]*(,|:|—|--|is)\s*(a|an|the|our)\s+"
+    r"([\w-]+,?\s+){0,4}?(framework|platform|suite|toolkit|testbed|protocol)\s+(for|to)\s+"
+    r"(systematically\s+|comprehensively\s+)?(evaluat|benchmark|assess)\w*", re.I)
+
+
 def named_as_resource(text: str, start: int, end: int) -> bool:
     """The abstract calls this name a benchmark or dataset right next to it
     ('CausalSpatial, a diagnostic benchmark', 'a new dataset, StorySumm, ...'), so it is
     not a method."""
     return bool(_RESOURCE_AFTER.match(text[end:end + 120])
+                or _EVALUATION_AFTER.match(text[end:end + 160])
                 or _named_after_a_resource(text, start)
                 or called_a_resource_directly(text, start, end))
 
