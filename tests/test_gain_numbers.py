@@ -109,6 +109,9 @@ def test_the_grammar_list_of_numbers_is_unchanged_by_these_checks() -> None:
     ("The bound holds with probability $1-\\delta$ over the draw.", "1"),
     ("It finds a $(1+O(\\alpha))$-approximation quickly.", "1"),
     ("Mira keeps comparable accuracy at 50% model-level sparsity.", "50"),
+    ("The loss at initialisation is $O(1)$ under standard scaling.", "1"),
+    ("It runs at a positive temperature $\\beta^{-1}$ with noise.", "1"),
+    ("The data are released under the CC BY-NC 4.0 license.", "4.0"),
 ])
 def test_formula_terms_and_operating_points_are_not_results(sentence: str,
                                                            number: str) -> None:

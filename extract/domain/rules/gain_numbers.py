@@ -35,6 +35,9 @@ _OF_COUNT_AFTER = re.compile(r"^\s+of\s+(?:the\s+)?\d")
 _NAMED_COUNT_AFTER = re.compile(r"^\s+(?:[A-Z][\w-]*\s+){1,3}([A-Za-z][a-z]{2,}s)\b")
 # a term of a formula: '1-\delta', '(1+O(α))', '2^k'
 _FORMULA_AFTER = re.compile(r"^\s?[-+^_*]\s?(\\[A-Za-z]|[A-Za-z]\b|[A-Z]\(|\{)")
+# 'O(1)', '\\Theta(2)': an order of growth; 'CC BY-NC 4.0 license': a licence's version
+_ORDER_BEFORE = re.compile(r"(\bO|\\Theta|\\Omega|\\mathcal\{O\})\s*\(\s*$")
+_LICENCE_AFTER = re.compile(r"^\s+licen[cs]e\b", re.I)
 # 'comparable performance at 50% sparsity': an operating point, not a result
 _AT_BEFORE = re.compile(r"\bat\s+(?:only\s+)?\$?\s*$", re.I)
 _AT_NOT = re.compile(r"^\s*(?:\\?%)?\$?\s+(of|the)\b")
@@ -44,6 +47,7 @@ _NOT_PLURAL_NOUNS = frozenset({"points", "times", "hours", "seconds", "minutes",
                                "pts", "less", "gains", "improves", "achieves", "yields"})
 _VERSION_BETWEEN = (re.compile(r"\b[A-Z][a-z]+\s$"), re.compile(r"^\s[A-Z][a-z]"))
 _EXPONENT_BEFORE = re.compile(r"[\^{]\s*-?\s*$")
+_POWER_BEFORE = re.compile(r"\^\s*\{?\s*-?\s*$")
 _OPEN_QUESTION = re.compile(
     r"\b(leaves?\s+(?:\w+\s+){0,3}open|open\s+(?:question|problem)s?|remains?\s+open|"
     r"we\s+conjecture|leaves?\s+(?:\w+\s+){0,5}(?:to|for)\s+future\s+work)\b", re.I)
@@ -99,9 +103,11 @@ def link_numbers(text: str, stated: list[Spot]) -> NumberLinks:
 def is_count_or_name(text: str, number: float, start: int, end: int) -> bool:
     """A number that counts or names things though a capitalised word follows it."""
     after, before = text[end:end + 40], text[max(0, start - 24):start]
-    if _EXPONENT_BEFORE.search(before) and re.match(r"\s?/", after):
-        return True  # an exponent: 'T^{-1/2}'
-    if _FORMULA_AFTER.match(after):
+    if (_EXPONENT_BEFORE.search(before) and re.match(r"\s?/", after)) \
+            or _POWER_BEFORE.search(before):
+        return True  # an exponent: 'T^{-1/2}', '\\beta^{-1}'
+    if _FORMULA_AFTER.match(after) or _ORDER_BEFORE.search(before) \
+            or _LICENCE_AFTER.match(after):
         return True
     if _AT_BEFORE.search(before) and not _AT_NOT.match(after):
         return True  # an operating point: 'at 50% sparsity'
