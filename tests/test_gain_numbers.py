@@ -136,3 +136,23 @@ def test_a_change_may_name_its_conditions_between_from_and_to() -> None:
             "using 20 reformulations.")
     assembled = assemble(_draft(("1", "failure rate"), ("88", "success rate")), text)
     assert [(g.value, g.unit) for g in assembled.extraction.claimed_gains] == [(88.0, "%")]
+
+
+@pytest.mark.parametrize(("sentence", "number"), [
+    ("We build OrbitSet, a dataset containing 6,000 dialogues with long answers.", "6,000"),
+    ("Subjects watched on average 2.6 films, for a total of 43 hours.", "43"),
+    ("We prove that every point finds a centre within a distance at most 3 times its radius.",
+     "3"),
+    ("It attains an iteration complexity of $O(\\kappa\\log\\frac{1}{\\epsilon})$.", "1"),
+])
+def test_collected_sizes_and_proven_guarantees_are_not_results(sentence: str,
+                                                               number: str) -> None:
+    """Shapes of random6's tune errors (stop 28)."""
+    value = float(number.replace(",", ""))
+    kept = _values(f"We propose Mira. {sentence}", (number, "result"))
+    assert value not in [v for v, _ in kept]
+
+
+def test_a_collected_size_in_a_sentence_that_reports_a_result_is_kept() -> None:
+    text = "We propose Mira. On a total of 12 tasks, Mira improves accuracy by 4.5%."
+    assert _values(text, ("4.5", "accuracy")) == [(4.5, "%")]

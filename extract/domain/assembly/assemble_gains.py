@@ -19,6 +19,7 @@ from papersift.extract.domain.rules.gain_numbers import (
     is_count_or_name,
     leaves_open,
     link_numbers,
+    states_no_measurement,
 )
 from papersift.schemas import ClaimedGain, DraftGain, PaperDraft
 from papersift.schemas.numbers import number_spans, numbers_in
@@ -174,7 +175,8 @@ def _locate_number(item: DraftGain, value: float, text: str, spans: list[tuple[i
                 or is_count_or_name(text, number, start, end):
             continue
         sentence = sentence_of(spans, start, end)
-        if leaves_open(text[sentence[0]:sentence[1]]):
+        if leaves_open(text[sentence[0]:sentence[1]]) or states_no_measurement(
+                text[sentence[0]:sentence[1]], text[sentence[0]:start]):
             continue
         fit = len(context & content_words(text[sentence[0]:sentence[1]]))
         fit += 2 * (unit_at(text, start, end) == wanted_unit)
@@ -206,6 +208,10 @@ def not_a_result(text: str, number: float, start: int, end: int) -> bool:
     return number.is_integer() and 1900 <= number <= 2100 and "." not in text[start:end]
 
 
+_TEXT_FORMAT_BEFORE = re.compile(
+    r"\\(textbf|textit|emph|underline|textsc|texttt|mathbf|boldsymbol|bf|it)\{$")
+
+
 def is_condition(text: str, start: int, end: int | None = None) -> bool:
     """A number that is not a claim by where it stands: after a comparison ('depth
     $\\ge 2$', '$\\lambda > 0$'), a citation ('[22]'), a list marker ('1)', '(2)'), a
@@ -227,7 +233,7 @@ def is_condition(text: str, start: int, end: int | None = None) -> bool:
         return True  # a setting: '3-second', '10-shot'
     if re.match(r"\s?/\s?[^\d\s]", after):
         return True  # a formula: '1/ε'
-    if re.search(r"\\[A-Za-z]+\{$", text[max(0, start - 16):start]):
+    if _TEXT_FORMAT_BEFORE.search(text[max(0, start - 16):start]):
         return False  # formatting, not math: '\\textbf{47\\%}'
     return bool(re.search(r"[{,]$", before) and re.match(r"[,}\\]", after))  # math terms
 

@@ -38,6 +38,21 @@ _FORMULA_AFTER = re.compile(r"^\s?[-+^_*]\s?(\\[A-Za-z]|[A-Za-z]\b|[A-Z]\(|\{)")
 # 'O(1)', '\\Theta(2)': an order of growth; 'CC BY-NC 4.0 license': a licence's version
 _ORDER_BEFORE = re.compile(r"(\bO|\\Theta|\\Omega|\\mathcal\{O\})\s*\(\s*$")
 _LICENCE_AFTER = re.compile(r"^\s+licen[cs]e\b", re.I)
+# 'a dataset containing 6,000 SFT data', 'a total of 43 hours', 'on average 2.6 movies':
+# the size of what was collected
+_SIZE_BEFORE = re.compile(
+    r"\b(contain\w*|consist\w*\s+of|compris\w*|a\s+total\s+of|in\s+total|total(l)?ing|"
+    r"on\s+average|an\s+average\s+of)\s+(?:over\s+|about\s+|nearly\s+|more\s+than\s+|"
+    r"approximately\s+|roughly\s+)?\$?\s*$", re.I)
+# a sentence that states a result: its words
+_RESULT_SENTENCE = re.compile(
+    r"\b(outperform\w*|improv\w*|gain\w*|boost\w*|reduc\w*|better|surpass\w*|exceed\w*|"
+    r"achiev\w*|reach\w*|attain\w*|faster|speed\w*|higher|lower|accuracy|score\w*)\b", re.I)
+# a sentence of proven guarantees: its numbers are bounds, not measurements
+_GUARANTEE_SENTENCE = re.compile(
+    r"\b(we\s+prove|provabl\w*|guarantee\w*|approximation\s+(?:ratio|factor|guarantee)|"
+    r"regret|lower\s+bound|upper\s+bound|iteration\s+complexity|sample\s+complexity)\b",
+    re.I)
 # 'comparable performance at 50% sparsity': an operating point, not a result
 _AT_BEFORE = re.compile(r"\bat\s+(?:only\s+)?\$?\s*$", re.I)
 _AT_NOT = re.compile(r"^\s*(?:\\?%)?\$?\s+(of|the)\b")
@@ -124,3 +139,16 @@ def is_count_or_name(text: str, number: float, start: int, end: int) -> bool:
 def leaves_open(sentence: str) -> bool:
     """The sentence poses an open question or future work rather than a result."""
     return _OPEN_QUESTION.search(sentence) is not None
+
+
+def states_no_measurement(sentence: str, before: str) -> str | None:
+    """Why a number in ``sentence`` (``before``: the text right before it) is no measured
+    result, or None: the size of what was collected, in a sentence that reports no result
+    ('a dataset containing 6,000 ...', 'a total of 43 hours'), or a proven guarantee
+    ('we prove ... at most 3 times', '... regret')."""
+    if _SIZE_BEFORE.search(before[-40:]) and not _RESULT_SENTENCE.search(sentence):
+        return "the size of what was collected"
+    if _GUARANTEE_SENTENCE.search(sentence) and not _RESULT_SENTENCE.search(
+            _GUARANTEE_SENTENCE.sub("", sentence)):
+        return "a proven guarantee, not a measurement"
+    return None
