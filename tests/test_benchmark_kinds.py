@@ -192,3 +192,21 @@ def test_a_framework_or_platform_for_evaluating_is_a_benchmark() -> None:
               "is evaluated on TileSet.")
     kept = assemble(_draft(["OrbitNet"], ["TileSet"]), method)
     assert [m.name for m in kept.extraction.methods] == ["OrbitNet"]
+
+
+def test_random6_shapes_a_named_dataset_in_parentheses_a_spaced_name_and_a_model_version(
+        ) -> None:
+    """Shapes of random6's tune errors (stop 28), in invented sentences."""
+    paren = ("We propose OrbitNet. For this task we construct a relation graph-based "
+             "document layout dataset(TileDoc) with 80K images.")
+    kept, rejected = _benchmarks(paren, ["TileDoc"])
+    assert kept == ["TileDoc"], rejected
+    spaced = ("We present the Tile Treebank, a large-scale dataset of recordings. Data: "
+              "https://tiletreebank.example.org. We propose OrbitNet.")
+    assert _benchmarks(spaced, ["TileTreebank"])[0] == ["Tile Treebank"]
+    version = ("Considering that Orbit2 is an improved version of the original Orbit, we "
+               "propose OrbitNet, designed for Orbit2, and test it on TileSet.")
+    assert _benchmarks(version, ["Orbit2", "TileSet"])[0] == ["TileSet"]
+    modifier = "We propose OrbitBench, a comprehensive RM benchmark that covers 49 scenarios."
+    got = assemble(_draft([], ["OrbitBench"]), modifier)
+    assert [b.name for b in got.extraction.benchmarks] == ["OrbitBench"]

@@ -19,7 +19,7 @@ from papersift.extract.domain.rules.benchmark_kinds import (
     not_a_resource,
     used_as_data,
 )
-from papersift.extract.domain.rules.name_rules import refused_benchmark
+from papersift.extract.domain.rules.name_rules import inside_url, refused_benchmark
 from papersift.schemas import Benchmark, DraftBenchmark, PaperDraft, Task
 
 # A name with a parenthesis at its end: 'X (ACR)' for a method, 'LaSOT (Single-Object)'.
@@ -105,6 +105,7 @@ def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
     found: list[Found | None] = []
     index: dict[str, int] = {}
     for item in draft.benchmarks:
+        item = _spaced_when_only_in_a_url(item, text)
         drafted = find_name(item.name, text)
         spot = find_named("benchmark", item.name, text, rejected)
         if spot is None or drafted is None:
@@ -145,6 +146,19 @@ def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
             introduced=introduced, evidence=text[low:high]))
         found.append(Found(status, start, end, (low, high)))
     return benchmarks, found
+
+
+def _spaced_when_only_in_a_url(item: DraftBenchmark, text: str) -> DraftBenchmark:
+    """'BrainTreebank' where the text writes 'Brain Treebank' and only its URL runs the
+    words together: the name as the text writes it."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", item.name)
+    spot = find_name(item.name, text)
+    if spaced == item.name or spot is None or not inside_url(text, spot[1], spot[2]):
+        return item
+    found = find_name(spaced, text)
+    if found is None or inside_url(text, found[1], found[2]):
+        return item
+    return item.model_copy(update={"name": spaced})
 
 
 def _introduced(item: DraftBenchmark, text: str, sentence: tuple[int, int], start: int,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from papersift.extract.domain.lookup.wholeword import whole_word
+from papersift.extract.domain.rules.context_rules import named_in_parentheses_after_a_resource
 from papersift.extract.domain.rules.name_rules import defined_as, lowercase_term_acronym
 
 # A name that says it is a benchmark ('MT-Bench', 'Chatbot Arena', 'Procgen Suite').
@@ -32,7 +33,11 @@ _KIND_NOUN_AFTER = re.compile(
 _INDEFINITE_BEFORE = re.compile(
     r"\b(an?|[Aa]nother)\s+((new|novel)\s+)?([a-z][\w-]*\s+){0,2}[*_{]*$")
 _DESCRIBED_KIND_AFTER = re.compile(
-    r"^[*_}]*\s+([a-z][\w-]*\s+){1,3}(dataset|benchmark|corpus|suite|collection)\b")
+    r"^[*_}]*\s+([a-z][\w-]*\s+){0,3}(dataset|benchmark|corpus|suite|collection)\b")
+# 'Mamba2 is an improved version of the original Mamba': a model's version
+_VERSION_OF_AFTER = re.compile(
+    r"^[*_}]*\s+is\s+(an?|the)\s+([\w-]+\s+){0,2}(version|variant|extension|successor)\s+of\b")
+
 # A list that a noun for something other than data heads: 'three competition platforms,
 # Leetcode, Atcoder, and Codeforces', 'libraries such as NumPy'.
 _NAME_WORDS = r"[A-Z0-9][\w.+-]*(\s+[A-Z0-9][\w.+-]*){0,3}"
@@ -102,7 +107,8 @@ def a_task_or_term(text: str, start: int, end: int) -> str | None:
     if any(_KIND_NOUN_AFTER.match(text[m.end():m.end() + 24])
            for m in whole_word(form).finditer(text)):
         return f"called a task or problem in the text ('{form} task')"
-    if lowercase_term_acronym(text, form):
+    if lowercase_term_acronym(text, form) and not named_in_parentheses_after_a_resource(
+            text, start):
         return "the acronym of a lowercase term (a task or field)"
     if _TASK_LIST_AFTER.match(text[end:end + 60]):
         return f"one of a list of kinds of task ('{form} and ... tasks')"
@@ -124,5 +130,8 @@ def not_a_resource(text: str, start: int, end: int) -> str | None:
     if not BENCHMARK_NAME.search(surface) and \
             _SYSTEM_LIST_BEFORE.search(text[max(0, start - 200):start]):
         return "one of a list of models or methods ('architectures such as X'), not a benchmark"
+    if any(_VERSION_OF_AFTER.match(text[m.end():m.end() + 60])
+           for m in whole_word(form).finditer(text)):
+        return f"a version of a model ('{form} is an improved version of ...'), not a benchmark"
     system = _named_by_head(_SYSTEM_HEAD, text, form)
     return f"{system}, not a named benchmark" if system else None

@@ -139,3 +139,12 @@ _SIZE_AS_NAME = re.compile(r"^\d[\d.,]*\s?-?\s?[a-z]+$")
 
 def a_size(mention: str) -> bool:
     return bool(_SIZE_AS_NAME.match(mention.strip("*_ ")))
+
+
+# 'a ... dataset(GraphDoc)': the name right after a resource noun is that resource's
+_KIND_BEFORE_PARENTHESIS = re.compile(r"\b(dataset|benchmark|corpus|suite)s?\s*\(\s*$", re.I)
+
+
+def named_in_parentheses_after_a_resource(text: str, start: int) -> bool:
+    """'... analysis dataset(GraphDoc)': the resource's own name, whatever it abbreviates."""
+    return bool(_KIND_BEFORE_PARENTHESIS.search(text[max(0, start - 20):start]))

@@ -21,6 +21,7 @@ from papersift.extract.domain.rules.context_rules import (
     a_size,
     called_a_resource_directly,
     listed_as_data,
+    named_in_parentheses_after_a_resource,
     names_a_kind,
     names_a_setting,
     trained_by_the_paper,
@@ -409,7 +410,8 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
         return "a size or count ('a 34.8-hour dataset'), not a name"
     if _PLURAL_ACRONYM.match(mention.strip("*_ ")):
         return "a class of things (a plural acronym: 'SCMs'), not a named benchmark"
-    if lowercase_term_acronym(text, mention.strip("*_ ()")):
+    if lowercase_term_acronym(text, mention.strip("*_ ()")) and \
+            not named_in_parentheses_after_a_resource(text, start):
         return "the acronym of a lowercase term (a task or field), not a benchmark"
     if (established_method(mention.strip("*_ ")) or known_metric(mention.strip("*_ "))) \
             and not listed_as_data(text, start):
@@ -423,7 +425,8 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
         return "one of a list of task types, not a benchmark"
     if _BUILDING_BLOCK_INSIDE.search(text[max(0, start - 30):start]):
         return "a description around a building block ('X-based Y'), not a name"
-    if describes_the_name_before(text, start, end):
+    if describes_the_name_before(text, start, end) and \
+            not named_in_parentheses_after_a_resource(text, start):
         return "a description in parentheses after another name, not a benchmark"
     if in_math(text, start):
         return "inside a formula, not a name"
