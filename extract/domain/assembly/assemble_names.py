@@ -104,8 +104,7 @@ def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
     benchmarks: list[Benchmark] = []
     found: list[Found | None] = []
     index: dict[str, int] = {}
-    for item in draft.benchmarks:
-        item = _spaced_when_only_in_a_url(item, text)
+    for item in (_spaced_when_only_in_a_url(b, text) for b in draft.benchmarks):
         drafted = find_name(item.name, text)
         spot = find_named("benchmark", item.name, text, rejected)
         if spot is None or drafted is None:
