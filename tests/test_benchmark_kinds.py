@@ -210,3 +210,13 @@ def test_random6_shapes_a_named_dataset_in_parentheses_a_spaced_name_and_a_model
     modifier = "We propose OrbitBench, a comprehensive RM benchmark that covers 49 scenarios."
     got = assemble(_draft([], ["OrbitBench"]), modifier)
     assert [b.name for b in got.extraction.benchmarks] == ["OrbitBench"]
+
+
+def test_a_corpus_called_by_name_in_the_model_s_method_phrase_is_a_benchmark() -> None:
+    """random6 (tune): the model listed 'a ... corpus called Libri-Dys' among methods."""
+    text = ("We propose OrbitNet, which (1) aligns speech; (2) introduces a large-scale "
+            "simulated corpus called Orbit-Dys; and (3) scores fluency.")
+    got = assemble(_draft(["OrbitNet", "large-scale simulated corpus called Orbit-Dys"], []),
+                   text)
+    assert [(b.name, b.introduced) for b in got.extraction.benchmarks] == [("Orbit-Dys", True)]
+    assert [m.name for m in got.extraction.methods] == ["OrbitNet"]

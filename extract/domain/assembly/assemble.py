@@ -65,7 +65,7 @@ from papersift.schemas.paper import ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id,
 # with the content hash of the method decision's weights (retrained weights store anew).
-ASSEMBLY_VERSION = f"assemble/27+{load_weights().version.removeprefix('sha256:')[:12]}"
+ASSEMBLY_VERSION = f"assemble/28+{load_weights().version.removeprefix('sha256:')[:12]}"
 
 _Item = TypeVar("_Item")
 
@@ -125,6 +125,13 @@ def _types(draft: PaperDraft, benchmarks: list[Benchmark], text: str) -> list[Co
 
 
 # --------------------------------------------------------------------------- the whole
+
+
+def _name_in_phrase(phrase: str) -> str:
+    """The name a drafted phrase ends with ('a large-scale corpus called Libri-Dys' ->
+    'Libri-Dys'), or the phrase itself."""
+    match = re.search(r"\b(?:called|named|dubbed|termed)\s+([^\s,;]+)\s*$", phrase)
+    return match.group(1) if match else phrase
 
 
 def _called(name: str, text: str, test: Callable[[str, int, int], bool]) -> bool:
@@ -252,9 +259,11 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
         draft = draft.model_copy(update={
             "benchmarks": [b for b in draft.benchmarks if b.name not in both],
             "methods": [*draft.methods, *(n for n in both if n not in draft.methods)]})
+    cores = {m: _name_in_phrase(m) for m in draft.methods}
     named_benchmarks = [m for m in draft.methods
-                        if (BENCHMARK_NAME.search(m) or _called(m, text, named_as_resource))
-                        and not _called(m, text, called_a_tool)]
+                        if (BENCHMARK_NAME.search(cores[m])
+                            or _called(cores[m], text, named_as_resource))
+                        and not _called(cores[m], text, called_a_tool)]
     # resources a proposal verb introduces by name, which the model may have missed
     introduced = [text[a:b] for a, b in coined_proposals(text, spans)
                   if (named_as_resource(text, a, b) or BENCHMARK_NAME.search(text[a:b]))
@@ -267,7 +276,7 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
             "methods": [m for m in draft.methods if m not in named_benchmarks],
             "benchmarks": [*draft.benchmarks,
                            *(DraftBenchmark(name=m, new=True)
-                             for m in [*named_benchmarks, *introduced])],
+                             for m in [*(cores[n] for n in named_benchmarks), *introduced])],
         })
     missed_names = missed_benchmarks(text, _drafted_keys(draft))
     if missed_names:  # 'on Yelp, Amazon and MovieLens datasets': the model wrote only Yelp

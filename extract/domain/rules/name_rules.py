@@ -372,7 +372,11 @@ _PLACE_BEFORE = re.compile(r"\b(on|in|from|using|across|over|with|to|of|into)\s*
 def _named_after_a_resource(text: str, start: int) -> bool:
     window_start = max(0, start - 60)
     match = _RESOURCE_BEFORE.search(text[window_start:start])
-    return match is not None and not _PLACE_BEFORE.search(
+    if match is None:
+        return False
+    if match.group(6):  # 'a ... corpus called X' names it wherever it stands
+        return True
+    return not _PLACE_BEFORE.search(
         text[max(0, window_start + match.start() - 20):window_start + match.start()])
 
 
