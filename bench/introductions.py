@@ -8,7 +8,7 @@ paper's own conference file (``../shared/conferences``, the collection it was dr
 from), and judged as `papersift run` judges it (extract/domain/rules/used_elsewhere.py).
 Prints, per set, the `introduced` accuracy on benchmarks matched to gold before and after,
 and each flag the evidence changed, right or wrong. The tune sets are random1's tune half,
-random3 and random5; ``--heldout`` scores random1's held-out half, random2 and random4.
+random3, random5 and random6; ``--heldout`` scores random1's held-out half, random2 and random4.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 GOLD = REPO / "bench" / "gold"
 DRAFTS = "drafts.qwen2.5-coder-1.5b.jsonl"
 TUNE = (("random1 tune", "random1", "tune"), ("random3 tune", "random3", "tune"),
-        ("random5 tune", "random5", "tune"))
+        ("random5 tune", "random5", "tune"), ("random6 tune", "random6", "tune"))
 HELDOUT = (("random1 held-out", "random1", "heldout"), ("random2", "random2", "heldout"),
            ("random4", "random4", "heldout"))
 
