@@ -14,6 +14,7 @@ import httpx2
 import pytest
 from click.testing import CliRunner
 
+from papersift.extract.access.llm import Endpoint
 from papersift.extract.domain.rules.used_elsewhere import MentionIndex, judge, own_cue
 from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.interface.cli import cli
@@ -35,6 +36,10 @@ ABSTRACTS = {
              "YouCook2 and HeronBench fall short of humans by 30 points.",
     "Plover": "We propose Plover. On HeronBench, Plover improves accuracy by 3.2%.",
 }
+
+
+# the fake's address: no local server is started (llama-cpp-python need not be installed)
+ENDPOINT = Endpoint(base_url="http://fake.test/v1", model="fake", mode="json")
 
 
 def _draft(method: str, benchmarks: list[tuple[str, bool]]) -> dict[str, Any]:
@@ -60,7 +65,8 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
                               for key, text in ABSTRACTS.items()), encoding="utf-8")
     db = where / "w.duckdb"
     _, summary = run_inputs([str(corpus)], RunSettings(db=db),
-                            transport=httpx2.MockTransport(KeyedDrafts(DRAFTS)))
+                            transport=httpx2.MockTransport(KeyedDrafts(DRAFTS)),
+                            endpoint=ENDPOINT)
     assert summary.n_extracted == 4
     return db, summary.notes
 
