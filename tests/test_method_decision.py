@@ -173,3 +173,15 @@ def test_variants_built_on_a_base_model_and_parts_central_to_our_approach() -> N
     assert variants == ["OrbitAgent-Llama3-8B", "OrbitAgent-T"]
     parts = [text[a:b] for a, b in parts_of_own(text, sentence_spans(text), ["OrbitAgent"])]
     assert "LWF" in parts
+
+
+def test_a_name_the_text_calls_a_task_or_problem_is_no_method() -> None:
+    """random6 (tune): 'we propose a novel ... (gDSA) task', '... solves a Partially
+    Observable Reinforcement Learning (PORL) problem': defined acronyms, not methods."""
+    text = ("In this work, we propose a novel graph-based Tile Layout Analysis (gTLA) task "
+            "and solve it with OrbitNet, which we introduce.")
+    draft = {"tasks": ["layout analysis"], "types": ["method"], "benchmarks": [], "gains": [],
+             "methods": ["gTLA", "OrbitNet"]}
+    result = assemble(PaperDraft.model_validate(draft), text)
+    assert [m.name for m in result.extraction.methods] == ["OrbitNet"]
+    assert any("'gTLA'" in r and "task" in r for r in result.rejected)

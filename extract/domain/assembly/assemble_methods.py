@@ -20,7 +20,7 @@ from papersift.extract.domain.lookup.assemble_spans import (
     sentence_of,
 )
 from papersift.extract.domain.lookup.wholeword import whole_word
-from papersift.extract.domain.rules.benchmark_kinds import named_as_a_problem
+from papersift.extract.domain.rules.benchmark_kinds import called_a_task, named_as_a_problem
 from papersift.extract.domain.rules.context_rules import background_end
 from papersift.extract.domain.rules.method_candidates import (
     defined_in_proposals,
@@ -235,7 +235,8 @@ def _relations(candidates: list[_Candidate], text: str, spans: list[tuple[int, i
 
 
 def _a_problem(text: str, where: Found) -> str | None:
-    problem = named_as_a_problem(text, where.start, where.end)
+    problem = named_as_a_problem(text, where.start, where.end) or called_a_task(
+        text, where.start, where.end)
     return f"{problem}, not a method" if problem else None
 
 

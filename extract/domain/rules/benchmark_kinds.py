@@ -93,6 +93,16 @@ def named_as_a_problem(text: str, start: int, end: int) -> str | None:
     return _named_by_head(_TERM_HEAD, text, text[start:end].strip(" *_()"))
 
 
+def called_a_task(text: str, start: int, end: int) -> str | None:
+    """Why the text calls the mention's name a task or problem right after some mention
+    ('the Active Visual Reasoning (AVR) task', '... (PORL) problem'), or None."""
+    form = text[start:end].strip(" *_()")
+    if form and any(_KIND_NOUN_AFTER.match(text[m.end():m.end() + 24])
+                    for m in whole_word(form).finditer(text)):
+        return f"called a task or problem in the text ('{form} task')"
+    return None
+
+
 def a_task_or_term(text: str, start: int, end: int) -> str | None:
     """Why the mention [start, end) is a problem, formalism, task or term of art ('Traveling
     Salesman Problem', 'the AVR task', 'named entity recognition (NER)'), or None. The
@@ -104,9 +114,9 @@ def a_task_or_term(text: str, start: int, end: int) -> str | None:
     problem = named_as_a_problem(text, start, end)
     if problem:
         return problem
-    if any(_KIND_NOUN_AFTER.match(text[m.end():m.end() + 24])
-           for m in whole_word(form).finditer(text)):
-        return f"called a task or problem in the text ('{form} task')"
+    called = called_a_task(text, start, end)
+    if called:
+        return called
     if lowercase_term_acronym(text, form) and not named_in_parentheses_after_a_resource(
             text, start):
         return "the acronym of a lowercase term (a task or field)"
