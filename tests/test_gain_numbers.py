@@ -144,6 +144,8 @@ def test_a_change_may_name_its_conditions_between_from_and_to() -> None:
     ("We prove that every point finds a centre within a distance at most 3 times its radius.",
      "3"),
     ("It attains an iteration complexity of $O(\\kappa\\log\\frac{1}{\\epsilon})$.", "1"),
+    ("Each curve maps $[N]\\rightarrow [0, 1]$ to prices.", "1"),
+    ("We achieve $\\widetilde{O}(m^{3/2}\\sqrt{T})$ regret against an adversary.", "2"),
 ])
 def test_collected_sizes_and_proven_guarantees_are_not_results(sentence: str,
                                                                number: str) -> None:

@@ -53,6 +53,10 @@ _GUARANTEE_SENTENCE = re.compile(
     r"\b(we\s+prove|provabl\w*|guarantee\w*|approximation\s+(?:ratio|factor|guarantee)|"
     r"regret|lower\s+bound|upper\s+bound|iteration\s+complexity|sample\s+complexity)\b",
     re.I)
+# inside a power's braces ('m^{3/2}') or an interval in math ('$[0, 1]$')
+_INSIDE_POWER = re.compile(r"\^\{[^{}$]*$")
+_INTERVAL_START = re.compile(r"[\[(]\s*-?[\d.]*\s*,?\s*$")
+_INTERVAL_END = re.compile(r"^\s*(,\s*-?[\d.]+\s*)?[\])]")
 # 'comparable performance at 50% sparsity': an operating point, not a result
 _AT_BEFORE = re.compile(r"\bat\s+(?:only\s+)?\$?\s*$", re.I)
 _AT_NOT = re.compile(r"^\s*(?:\\?%)?\$?\s+(of|the)\b")
@@ -121,6 +125,9 @@ def is_count_or_name(text: str, number: float, start: int, end: int) -> bool:
     if (_EXPONENT_BEFORE.search(before) and re.match(r"\s?/", after)) \
             or _POWER_BEFORE.search(before):
         return True  # an exponent: 'T^{-1/2}', '\\beta^{-1}'
+    if _INSIDE_POWER.search(before) or (_in_math(text, start) and _INTERVAL_START.search(
+            before) and _INTERVAL_END.match(after)):
+        return True  # 'm^{3/2}', '$[0, 1]$'
     if _FORMULA_AFTER.match(after) or _ORDER_BEFORE.search(before) \
             or _LICENCE_AFTER.match(after):
         return True
@@ -134,6 +141,11 @@ def is_count_or_name(text: str, number: float, start: int, end: int) -> bool:
     if named and named.group(1) not in _NOT_PLURAL_NOUNS:
         return True
     return bool(_VERSION_BETWEEN[0].search(before) and _VERSION_BETWEEN[1].match(after))
+
+
+def _in_math(text: str, start: int) -> bool:
+    """Whether ``start`` lies between two unescaped dollar signs."""
+    return len(re.findall(r"(?<!\\)\$", text[:start])) % 2 == 1
 
 
 def leaves_open(sentence: str) -> bool:
