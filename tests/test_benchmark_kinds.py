@@ -220,3 +220,11 @@ def test_a_corpus_called_by_name_in_the_model_s_method_phrase_is_a_benchmark() -
                    text)
     assert [(b.name, b.introduced) for b in got.extraction.benchmarks] == [("Orbit-Dys", True)]
     assert [m.name for m in got.extraction.methods] == ["OrbitNet"]
+
+
+def test_a_sentence_that_opens_with_the_dataset_s_name_gives_the_name() -> None:
+    """random6 (tune): 'The FVELER dataset includes ...' named a dataset the model missed."""
+    from papersift.extract.domain.rules.benchmark_candidates import missed_benchmarks
+
+    text = "We propose OrbitNet. The TileVer dataset includes code and proofs."
+    assert missed_benchmarks(text, set()) == ["TileVer"]

@@ -65,7 +65,7 @@ from papersift.schemas.paper import ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id,
 # with the content hash of the method decision's weights (retrained weights store anew).
-ASSEMBLY_VERSION = f"assemble/30+{load_weights().version.removeprefix('sha256:')[:12]}"
+ASSEMBLY_VERSION = f"assemble/31+{load_weights().version.removeprefix('sha256:')[:12]}"
 
 _Item = TypeVar("_Item")
 

@@ -55,10 +55,19 @@ def _named_resources(text: str) -> tuple[str, ...]:
             if pattern is _LIST_THEN_KIND and a_kind_of_benchmarks(text, *match.span(1)):
                 continue  # 'on diverse ODQA benchmarks': a kind, not a name
             for part in _SPLIT.split(match.group(1)):
-                name = part.strip(" .,;:()")
+                name = _without_determiner(part.strip(" .,;:()"))
                 if _plausible(name):
                     found.setdefault(name, None)
     return tuple(found)
+
+
+_DETERMINERS = frozenset({"The", "This", "Our", "These"})
+
+
+def _without_determiner(name: str) -> str:
+    """'The FVELER' (a sentence's first word before the name) -> 'FVELER'."""
+    first, _, rest = name.partition(" ")
+    return rest if first in _DETERMINERS and rest[:1].isupper() else name
 
 
 def _plausible(name: str) -> bool:
