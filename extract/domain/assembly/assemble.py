@@ -47,13 +47,12 @@ from papersift.extract.domain.rules.gain_candidates import missed_results
 from papersift.extract.domain.rules.gain_numbers import is_count_or_name
 from papersift.extract.domain.rules.method_decision import Decision, Weights, load_weights
 from papersift.extract.domain.rules.name_rules import (
-    called_a_tool,
     coined_proposals,
     named_as_method,
-    named_as_resource,
     strictly_proposed,
     title_name,
 )
+from papersift.extract.domain.rules.resource_cues import called_a_tool, named_as_resource
 from papersift.schemas import (
     Benchmark,
     ClaimedGain,

@@ -32,11 +32,8 @@ from papersift.extract.domain.rules.method_candidates import (
     variants_of_own,
 )
 from papersift.extract.domain.rules.method_decision import Decision, Weights, decide, load_weights
-from papersift.extract.domain.rules.name_rules import (
-    coined_proposals,
-    method_rule_hits,
-    named_as_resource,
-)
+from papersift.extract.domain.rules.name_rules import coined_proposals, method_rule_hits
+from papersift.extract.domain.rules.resource_cues import named_as_resource
 from papersift.schemas import Method, PaperDraft
 
 # A name with a parenthesis at its end: 'X (ACR)'.
