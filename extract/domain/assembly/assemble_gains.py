@@ -15,7 +15,6 @@ from papersift.extract.domain.lookup.assemble_spans import (
 )
 from papersift.extract.domain.rules.context_rules import background_end
 from papersift.extract.domain.rules.gain_numbers import (
-    RANGE_AFTER,
     is_count_or_name,
     leaves_open,
     link_numbers,
@@ -74,8 +73,6 @@ def _gain_kind(unit: str, metric: str, sentence: str) -> str:
     return "score"
 
 
-
-
 def ground_gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
            rejected: list[str]) -> tuple[list[ClaimedGain], list[Found | None],
                                          list[GainAttributes]]:
@@ -119,11 +116,11 @@ def ground_gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
             continue
         used.add(start)
         unit_end = end
-        high = RANGE_AFTER.match(text[end:end + 24]) if links.is_range_low(start) else None
-        if high:
-            unit_end = end + high.end()
-            range_highs.add(float(high.group(1).replace(",", "")))
-            used.add(end + high.start(1))
+        high = links.high_of.get(start)
+        if high is not None:
+            unit_end = high.end
+            range_highs.add(high.value)
+            used.add(high.start)
         unit = unit_at(text, start, unit_end)
         sentence = sentence_of(spans, start, end)
         low, high_end = evidence_window(text, sentence, (start, unit_end))

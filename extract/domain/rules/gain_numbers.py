@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 Spot = tuple[float, int, int]  # (value, start, end) of a number the abstract states
 
-RANGE_AFTER = re.compile(
+_RANGE_AFTER = re.compile(
     r"^\s*(?:\\?%)?\s*\$?\s*(?:--|–|—|-|~|\\sim|to)\s*\$?\s*(\d+(?:[.,]\d+)*)")
 # 'increased from the initial 85.9% to 91.9%': a change verb, then 'from' and the start
 _CHANGE_FROM_BEFORE = re.compile(
@@ -77,10 +77,21 @@ _REACHED_AFTER = re.compile(r"^\s*(?:\\?%)?\$?(?:\s+[\w-]+){1,6}?\s+to\s+\$?\s*(
 
 
 @dataclass(frozen=True)
+class RangeEnd:
+    """A range's high end as written after its low end: where its number starts, where
+    the range's text ends (its unit is read after that), and its value."""
+
+    start: int
+    end: int
+    value: float
+
+
+@dataclass(frozen=True)
 class NumberLinks:
     """Ranges and changes among an abstract's stated numbers, by the start of a number."""
 
     range_low_of: dict[int, Spot] = field(default_factory=dict)  # high end -> low end
+    high_of: dict[int, RangeEnd] = field(default_factory=dict)  # low end -> high end
     reached_of: dict[int, Spot] = field(default_factory=dict)  # 'from A' -> 'to B'
 
     def own_spot(self, spot: Spot) -> tuple[Spot, str | None]:
@@ -93,8 +104,6 @@ class NumberLinks:
             return self.reached_of[start], "the starting value of a change 'from A to B'"
         return spot, None
 
-    def is_range_low(self, start: int) -> bool:
-        return any(low[1] == start for low in self.range_low_of.values())
 
 
 def link_numbers(text: str, stated: list[Spot]) -> NumberLinks:
@@ -108,7 +117,7 @@ def link_numbers(text: str, stated: list[Spot]) -> NumberLinks:
         if reached is not None and (end + reached.start(1)) in by_start:
             links.reached_of[start] = by_start[end + reached.start(1)]
             continue
-        match = RANGE_AFTER.match(text[end:end + 24])
+        match = _RANGE_AFTER.match(text[end:end + 24])
         if match is None or (end + match.start(1)) not in by_start:
             continue
         high = by_start[end + match.start(1)]
@@ -116,6 +125,8 @@ def link_numbers(text: str, stated: list[Spot]) -> NumberLinks:
             links.reached_of[start] = high
         else:
             links.range_low_of[high[1]] = spot
+            links.high_of[start] = RangeEnd(high[1], end + match.end(),
+                                            float(match.group(1).replace(",", "")))
     return links
 
 
