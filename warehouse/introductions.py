@@ -23,21 +23,22 @@ _COLLECTION = "coalesce(s.collection, s.file)"
 
 
 def introduced_benchmarks(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Each benchmark the current data marks introduced, once per collection its paper is
-    in, with the corrections' reviewers of that item."""
+    """Each benchmark the current data marks introduced, with the first collection (by
+    name) its paper is in and the reviewers of the item's corrections."""
     rows = con.execute(f"""
-        SELECT DISTINCT b.paper_id, b.item_key, b.name, b.evidence, {_COLLECTION} AS coll
+        SELECT b.paper_id, b.item_key, any_value(b.name), any_value(b.evidence),
+               min({_COLLECTION}) AS coll,
+               coalesce(list(DISTINCT coalesce(c.reviewer, ''))
+                        FILTER (WHERE c.correction_id IS NOT NULL), [])
         FROM corrected_benchmarks b JOIN sources s USING (paper_id)
+        LEFT JOIN corrections c ON c.paper_id = b.paper_id AND c.item_type = 'benchmark'
+                               AND c.item_key = b.item_key
         WHERE b.introduced
+        GROUP BY b.paper_id, b.item_key
         ORDER BY coll, b.paper_id, b.item_key""").fetchall()
-    reviewers: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for paper_id, key, reviewer in con.execute(
-            "SELECT paper_id, item_key, coalesce(reviewer, '') FROM corrections "
-            "WHERE item_type = 'benchmark'").fetchall():
-        reviewers[(paper_id, key)].add(reviewer)
     return [{"paper_id": p, "item_key": k, "name": n, "evidence": e or "", "collection": c,
-             "reviewers": sorted(reviewers.get((p, k), set()))}
-            for p, k, n, e, c in rows]
+             "reviewers": sorted(r)}
+            for p, k, n, e, c, r in rows]
 
 
 def collection_texts(con: duckdb.DuckDBPyConnection,

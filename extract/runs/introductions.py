@@ -43,12 +43,7 @@ def check_repository(repo: Repository, apply: bool = True) -> IntroductionCheck:
         return result
     texts = repo.run(store.collection_texts, sorted({item["collection"] for item in items}))
     indexes = {name: MentionIndex(by_paper) for name, by_paper in texts.items()}
-    done: set[tuple[str, str]] = set()
     for item in items:
-        key = (item["paper_id"], item["item_key"])
-        if key in done:
-            continue
-        done.add(key)
         result.checked += 1
         index = indexes.get(item["collection"])
         if index is None:
