@@ -151,8 +151,10 @@ def _spaced_when_only_in_a_url(item: DraftBenchmark, text: str) -> DraftBenchmar
     """'BrainTreebank' where the text writes 'Brain Treebank' and only its URL runs the
     words together: the name as the text writes it."""
     spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", item.name)
+    if spaced == item.name:
+        return item  # nothing runs together: no lookup (ground_benchmarks makes its own)
     spot = find_name(item.name, text)
-    if spaced == item.name or spot is None or not inside_url(text, spot[1], spot[2]):
+    if spot is None or not inside_url(text, spot[1], spot[2]):
         return item
     found = find_name(spaced, text)
     if found is None or inside_url(text, found[1], found[2]):
