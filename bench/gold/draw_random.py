@@ -31,6 +31,9 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     "random4": ("random2", "random3"),  # the clean held-out test
     "random5": ("random2", "random3", "random4"),
     "random6": ("random2", "random3", "random4", "random5"),
+    "random7": ("random2", "random3", "random4", "random5", "random6"),
+    # a second clean held-out test, drawn with random7 and never read
+    "random8": ("random2", "random3", "random4", "random5", "random6", "random7"),
 }
 
 
