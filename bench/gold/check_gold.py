@@ -54,7 +54,8 @@ _NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\
 _NUMBER_WORDS = {
     "zero": 0.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0,
     "seven": 7.0, "eight": 8.0, "nine": 9.0, "ten": 10.0, "twice": 2.0, "double": 2.0,
-    "half": 0.5, "hundred": 100.0, "thousand": 1000.0,
+    "half": 0.5, "hundred": 100.0, "thousand": 1000.0, "twenty": 20.0, "thirty": 30.0,
+    "fifty": 50.0,
 }
 
 
