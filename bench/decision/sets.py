@@ -40,6 +40,7 @@ TUNE: tuple[tuple[str, str, str], ...] = (
     ("random3 tune, 0.5B", f"random3/{_0_5B}", "random3/tune.gold.json"),
     ("random5 tune, 1.5B", f"random5/{_1_5B}", "random5/tune.gold.json"),
     ("random6 tune, 1.5B", f"random6/{_1_5B}", "random6/tune.gold.json"),
+    ("random7 tune, 1.5B", f"random7/{_1_5B}", "random7/tune.gold.json"),
     *((f"{name} tune, 1.5B", f"{name}/{_1_5B}", f"{name}/tune.gold.json") for name in FAMOUS),
     ("bundled corpus, 1.5B", "neurips-2026.drafts.qwen2.5-coder-1.5b.jsonl",
      "neurips-2026.gold.json"),
