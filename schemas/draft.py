@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -84,6 +85,37 @@ class PaperDraft(BaseModel):
             if any("\ud800" <= ch <= "\udfff" for ch in text):
                 raise ValueError("a string holds a lone UTF-16 surrogate; write plain text")
         return self
+
+
+_EATEN = {"\t": "\\t", "\b": "\\b", "\f": "\\f", "\r": "\\r", "\n": "\\n"}
+_EATEN_BEFORE_LETTER = re.compile(r"[\t\b\f\r\n](?=[A-Za-z])")
+
+
+def with_latex_backslashes(draft: PaperDraft) -> PaperDraft:
+    """The draft with LaTeX given back the backslash a JSON escape ate: a model that copies
+    '\\texttt{dattri}' or '\\beta' into JSON unescaped writes '\\t' (a tab) or '\\b' (a
+    backspace), so the name no longer matches the abstract. A control character before a
+    letter is never meant in a name, a metric or a number. Not a validator, so a stored
+    draft reads back as it was stored; a repair that would break a field's limit is not made."""
+    dumped = draft.model_dump()
+    repaired = _with_backslashes(dumped)
+    if repaired == dumped:
+        return draft
+    try:
+        return PaperDraft.model_validate(repaired)
+    except ValueError:
+        return draft
+
+
+def _with_backslashes(value: Any) -> Any:
+    if isinstance(value, str):
+        repaired = _EATEN_BEFORE_LETTER.sub(lambda m: _EATEN[m.group(0)], value)
+        return repaired if len(repaired) <= MAX_NAME_CHARS else value
+    if isinstance(value, dict):
+        return {key: _with_backslashes(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_backslashes(item) for item in value]
+    return value
 
 
 def _strings(value: Any) -> list[str]:

@@ -228,3 +228,63 @@ def test_a_sentence_that_opens_with_the_dataset_s_name_gives_the_name() -> None:
 
     text = "We propose OrbitNet. The TileVer dataset includes code and proofs."
     assert missed_benchmarks(text, set()) == ["TileVer"]
+
+
+def test_a_known_benchmark_the_model_left_out_is_added_and_passes_the_rules() -> None:
+    """Known datasets (rules/known_benchmarks.txt, built from conference abstracts) named
+    anywhere in the abstract become candidates; the benchmark rules still judge them."""
+    from papersift.extract.domain.rules.known_benchmarks import known_benchmarks_in
+
+    text = ("We propose OrbitNet. It beats prior work on MMLU and on GSM8K, and unlike "
+            "MMLU-Pro it needs no labels.")
+    assert known_benchmarks_in(text, set()) == ["MMLU", "GSM8K"]  # whole names only
+    assert known_benchmarks_in(text, {"gsm8k"}) == ["MMLU"]  # the model gave GSM8K
+    kept, _ = _benchmarks(text, [])
+    assert kept == ["MMLU", "GSM8K"]
+
+
+def test_the_known_list_is_built_from_cued_names_and_keeps_words_that_are_mostly_not_names(
+) -> None:
+    """tools/known_benchmarks.py keeps a name that several papers call a dataset, unless
+    most papers that mention it use it as something else."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "tools" / "known_benchmarks.py"
+    spec = importlib.util.spec_from_file_location("known_benchmarks_tool", script)
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    known = tool.known
+
+    cued = ["Results on the TileSet dataset.", "We test on the TileSet benchmark.",
+            "TileSet and OrbitBench benchmarks.", "On the While dataset we win."]
+    other = ["While training, we add noise."] * 20
+    names = {name for name, _, _ in known(cued + other)}
+    assert "TileSet" in names and "While" not in names
+
+
+def test_a_known_dataset_is_introduced_only_when_the_paper_s_own_words_say_so() -> None:
+    """The model's 'new' flag on a known dataset, in a sentence with a creation verb, is
+    not enough (a sentence that develops OrbitNet does not create nuScenes)."""
+    text = ("OrbitNet is developed here and evaluated with nuScenes frames. "
+            "We also introduce OrbitBench, a new benchmark.")
+    draft = _draft(["OrbitNet"], ["nuScenes", "OrbitBench"])
+    draft = draft.model_copy(update={"benchmarks": [
+        b.model_copy(update={"new": True}) for b in draft.benchmarks]})
+    got = assemble(draft, text)
+    flags = {b.name: b.introduced for b in got.extraction.benchmarks}
+    assert flags == {"nuScenes": False, "OrbitBench": True}
+
+
+def test_counts_fields_venues_and_coloured_words_are_not_benchmarks() -> None:
+    """random7 (tune): '10 GNN benchmark datasets', '18 (variants of) ...', 'NLP
+    leaderboard standings', a competition 'at IEEE SaTML 2024'; random5: words a figure
+    colours ('\\textbf{\\textcolor{color3}{material}}')."""
+    text = ("We propose OrbitNet and test it on 10 GNN benchmark datasets and on 18 (variants "
+            "of) tile models, which lifts NLP leaderboard standings. We ran a contest at IEEE "
+            "SaTML 2024 on TileSet. It covers \\textbf{\\textcolor{color3}{material}} too.")
+    kept, rejected = _benchmarks(text, ["10 GNN", "18 (variants", "NLP", "IEEE SaTML 2024",
+                                        "TileSet", "\\textcolor{color3}{material}"])
+    assert kept == ["TileSet"]
+    assert sum("a size or count" in reason for reason in rejected) == 2

@@ -74,6 +74,10 @@ def test_ranges_from_a_to_b_stay_a_range() -> None:
      "4"),
     ("We show that Claude 3 Opus translates better than other models.", "3"),
     ("We present $O(T^{-1/2})$-simple regret algorithms.", "1"),
+    # random7 (tune): a rank, a size written as a product, a version that ends a name
+    ("Mira ranks consistently among the top 3 across all evaluated models.", "3"),
+    ("After tuning a $256 \\times 256$ generator, Mira beats larger ones.", "256"),
+    ("Mira wins by 4.1 points on TileEval 2 and ranks first overall.", "2"),
 ])
 def test_counts_and_names_are_not_results(sentence: str, number: str) -> None:
     start = sentence.index(number if number != "1" else "-1/2") + (number == "1")
@@ -87,6 +91,8 @@ def test_counts_and_names_are_not_results(sentence: str, number: str) -> None:
     ("Mira improves the score by 3 BLEU over the baseline.", 3.0, "absolute"),
     ("Mira is 3 times faster than the baseline.", 3.0, "x"),
     ("Mira reaches 45 ms latency on 8 GPUs.", 45.0, "absolute"),
+    ("Mira improves TileEval by 2% over the baseline.", 2.0, "%"),
+    ("Mira is 0.22$\\times$ the cost of the baseline.", 0.22, "x"),
 ])
 def test_results_next_to_capitalised_words_are_kept(sentence: str, value: float,
                                                    unit: str) -> None:

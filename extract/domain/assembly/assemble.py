@@ -45,6 +45,7 @@ from papersift.extract.domain.rules.benchmark_kinds import BENCHMARK_NAME, a_tas
 from papersift.extract.domain.rules.context_rules import background_end, resources_in_apposition
 from papersift.extract.domain.rules.gain_candidates import missed_results
 from papersift.extract.domain.rules.gain_numbers import is_count_or_name
+from papersift.extract.domain.rules.known_benchmarks import known_benchmarks_in
 from papersift.extract.domain.rules.method_decision import Decision, Weights, load_weights
 from papersift.extract.domain.rules.name_rules import (
     coined_proposals,
@@ -61,10 +62,11 @@ from papersift.schemas import (
     PaperExtraction,
 )
 from papersift.schemas.paper import ContributionType
+from papersift.schemas.draft import with_latex_backslashes
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id,
 # with the content hash of the method decision's weights (retrained weights store anew).
-ASSEMBLY_VERSION = f"assemble/31+{load_weights().version.removeprefix('sha256:')[:12]}"
+ASSEMBLY_VERSION = f"assemble/32+{load_weights().version.removeprefix('sha256:')[:12]}"
 
 _Item = TypeVar("_Item")
 
@@ -244,7 +246,7 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
     spans = sentence_spans(text) or [(0, len(text))]
     rejected: list[str] = []
     decisions: list[Decision] = []
-    draft = _without_urls(draft)
+    draft = _without_urls(with_latex_backslashes(draft))
     draft, headline, titled_benchmark = _from_title(draft, text, title)
     tools = [b.name for b in draft.benchmarks if _called(b.name, text, called_a_tool)]
     if tools:  # 'BenchBench, a python package': the paper's tool, not a benchmark
@@ -278,6 +280,8 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
                              for m in [*(cores[n] for n in named_benchmarks), *introduced])],
         })
     missed_names = missed_benchmarks(text, _drafted_keys(draft))
+    missed_names += [n for n in known_benchmarks_in(text, _drafted_keys(draft))
+                     if n not in missed_names]
     if missed_names:  # 'on Yelp, Amazon and MovieLens datasets': the model wrote only Yelp
         draft = draft.model_copy(update={"benchmarks": [
             *draft.benchmarks, *(DraftBenchmark(name=n, new=False) for n in missed_names)]})

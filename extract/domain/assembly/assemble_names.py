@@ -19,6 +19,7 @@ from papersift.extract.domain.rules.benchmark_kinds import (
     not_a_resource,
     used_as_data,
 )
+from papersift.extract.domain.rules.known_benchmarks import known_benchmark
 from papersift.extract.domain.rules.name_rules import inside_url, refused_benchmark
 from papersift.schemas import Benchmark, DraftBenchmark, PaperDraft, Task
 
@@ -174,7 +175,7 @@ def _introduced(item: DraftBenchmark, text: str, sentence: tuple[int, int], star
     if _CUE_AFTER.search(text[end:sentence[1]]):
         return True
     return item.new and bool(_CREATION_VERB.search(text[sentence[0]:sentence[1]])) \
-        and not source
+        and not source and not known_benchmark(text[start:end])
 
 
 # Words that make the name after them a source of what the paper creates, not the

@@ -141,14 +141,21 @@ def looks_like_acronym(name: str) -> bool:
         and len(name.split()) == 1
 
 
+_COLOUR = re.compile(r"\\(?:textcolor|color)\{[^{}]*\}")
+
+
 def _is_named(text: str, start: int, end: int, *, strict: bool = False) -> bool:
     """Whether a mention reads as a proper name: a capital beyond its first letter, a digit,
     formatting markup around it, or (unless ``strict``) a capitalised word in mid-sentence
     ('on Yelp and Goodreads'); 'a graph-based retriever' is a description. Strict is for
     method names: one capitalised word ('Transformers', 'Shapley') is rarely a new method."""
-    mention = text[start:end]
+    # A colour's name is no part of the words it colours, and colour marks a highlighted
+    # word, not a name ('\\textbf{\\textcolor{color3}{material}}'): only its letters count.
+    mention = _COLOUR.sub("", text[start:end])
     if any(c.isdigit() for c in mention) or any(c.isupper() for c in mention[1:]):
         return True
+    if _COLOUR.match(text, start):
+        return False
     before = text[max(0, start - 12):start]
     if re.search(r"(\\text\w+\{|\\emph\{|\*\*|\\mathrm\{|\\texttt\{)$", before):
         return True
@@ -205,6 +212,31 @@ def _one_proper_word(mention: str) -> bool:
         c.isupper() or c.isdigit() for c in word[1:])
 
 
+_HEADS_OF_A_NAME = frozenset({
+    "framework", "method", "model", "models", "algorithm", "approach", "architecture",
+    "system", "pipeline", "network", "networks", "module", "technique", "estimator",
+    "library", "toolkit", "agent", "policy", "loss", "objective", "family", "strategy",
+    "procedure", "mechanism", "tool", "operator", "metric", "score", "measure", "layer",
+    "block", "encoder", "decoder", "solver", "optimizer", "scheme", "protocol", "paradigm",
+    "prompt", "prompting", "attack", "defense", "kernel", "regularizer", "sampler",
+    "benchmark", "dataset", "suite", "index", "criterion", "test", "variant", "version",
+})
+# Words that end a name's phrase rather than head it ('X as our core metric', 'X with Y')
+_JOINING = frozenset({"as", "with", "and", "or", "for", "via", "on", "in", "of", "to", "that",
+                      "which", "is", "are", "was", "by", "from", "at", "using", "based", "where",
+                      "when", "while", "we", "our", "the", "a", "an", "its", "this", "these"})
+
+
+def _modifier_of(rest: str) -> bool:
+    """Whether the words the model wrote after a name make that name a modifier of a
+    lowercase head ('Quasi-Newton approximations', 'nearest simplex ETF geometry'),
+    rather than a name with its kind word after it ('X framework', 'X conversion tool',
+    'X with Y')."""
+    words = re.findall(r"[A-Za-z][\w-]*", rest)
+    return bool(words) and words[0].islower() and words[0] not in _JOINING and not (
+        {words[0], words[-1]} & _HEADS_OF_A_NAME)
+
+
 def locate_method(name: str, text: str, rejected: list[str]) -> tuple[
         AlignmentStatus, int, int, str] | None:
     """Where a drafted method name sits in the abstract, and how it reads there (see
@@ -232,6 +264,8 @@ def _locate(kind: str, name: str, text: str, rejected: list[str], *,
         if kind == "method" and (low, high) != (start, end) and _one_proper_word(text[low:high]):
             reads = "description"  # 'spherical convolutional Wasserstein distance' stays whole
         else:
+            if kind == "method" and _modifier_of(text[high:end]):
+                reads = "description"  # 'Quasi-Newton approximations': not a name of its own
             start, end = low, high
     footnote = _FOOTNOTE_TAIL.search(text[start:end])
     if footnote and footnote.start() > 0:  # 'LTNER<sup>1</sup>': the page's footnote marker
@@ -239,7 +273,16 @@ def _locate(kind: str, name: str, text: str, rejected: list[str], *,
     if _QUANTITY.match(text[start:end]):
         rejected.append(f"{kind} {name!r}: a quantity, not a name")
         return None
+    if _torn_formula(text[start:end]):
+        rejected.append(f"{kind} {name!r}: a piece of a formula, not a name")
+        return None
     return status, start, end, reads
+
+
+def _torn_formula(mention: str) -> bool:
+    """A span cut out of math: its '$' signs do not pair up ('(O(1), 3\\right)$-bicriteria');
+    '$\\beta$-MoD' pairs up."""
+    return mention.count("$") % 2 == 1
 
 
 def name_key(name: str) -> str:

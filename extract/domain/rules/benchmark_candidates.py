@@ -44,11 +44,12 @@ _NOT_NAMES = frozenset({"The", "A", "An", "Our", "We", "This", "These", "Both", 
 def missed_benchmarks(text: str, drafted: set[str]) -> list[str]:
     """Names the abstract calls datasets or benchmarks that are not in ``drafted``
     (normalised keys of the names the model gave), in text order."""
-    return [name for name in _named_resources(text) if name_key(name) not in drafted]
+    return [name for name in named_resources(text) if name_key(name) not in drafted]
 
 
 @lru_cache(maxsize=64)
-def _named_resources(text: str) -> tuple[str, ...]:
+def named_resources(text: str) -> tuple[str, ...]:
+    """Every name the abstract's wording calls a dataset or benchmark, in text order."""
     found: dict[str, None] = {}
     for pattern in (_LIST_THEN_KIND, _KIND_THEN_LIST):
         for match in pattern.finditer(text):

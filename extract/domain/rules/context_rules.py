@@ -141,6 +141,23 @@ def a_size(mention: str) -> bool:
     return bool(_SIZE_AS_NAME.match(mention.strip("*_ ")))
 
 
+# '10 GNN benchmark datasets', '18 (variants of) Diffusion Models': a number of things.
+_COUNTED = re.compile(r"^\d+\s+(?:\(|\S)")
+_PLURAL_THINGS_AFTER = re.compile(
+    r"^[*_}]*\s+(?:[\w-]+\s+)?(?:datasets|benchmarks|corpora|environments|tasks|models|"
+    r"variants|sets|suites|domains|languages)\b", re.I)
+
+
+def a_count_of_things(text: str, start: int, end: int) -> bool:
+    """A count the model took for a name: a bare number, then a word and a plural kind
+    ('10 GNN benchmark datasets'), or a bracket the name does not close ('18 (variants')."""
+    mention = text[start:end]
+    if not _COUNTED.match(mention):
+        return False
+    return mention.count("(") > mention.count(")") or bool(
+        _PLURAL_THINGS_AFTER.match(text[end:end + 40]))
+
+
 # 'a ... dataset(GraphDoc)': the name right after a resource noun is that resource's
 _KIND_BEFORE_PARENTHESIS = re.compile(r"\b(dataset|benchmark|corpus|suite)s?\s*\(\s*$", re.I)
 

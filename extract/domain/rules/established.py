@@ -56,11 +56,16 @@ _VARIANT = re.compile(
     r"Medium|XL|XXL|NeXT|Next|Vision|Coder|Math|Nano|Plus|Max|it|hf|HF))+$")
 
 
+# A meeting in a given year: 'IEEE SaTML 2024', 'NeurIPS 2023' (a venue, not its data).
+_VENUE = re.compile(r"^(?:IEEE|ACM|AAAI|IJCAI|NeurIPS|ICML|ICLR|CVPR|ICCV|ECCV|ACL|EMNLP|NAACL|"
+                    r"COLING|KDD|SIGIR|WWW|SaTML)\b[\w\s/-]*?\s'?(?:19|20)?\d\d$")
+
+
 def never_a_benchmark(name: str) -> bool:
-    """Organisations, tools, languages and mathematical names, and pairs of languages
-    ('Yoruba-English'): never a benchmark."""
+    """Organisations, tools, languages, fields and mathematical names, venues in a year,
+    and pairs of languages ('Yoruba-English'): never a benchmark."""
     parts = [part for part in re.split(r"\s*(?:-|–|→|->|/)\s*", name.strip()) if part]
-    return name_key(name) in _not_benchmarks() or (
+    return name_key(name) in _not_benchmarks() or bool(_VENUE.match(name.strip())) or (
         len(parts) > 1 and all(name_key(part) in _not_benchmarks() for part in parts))
 
 

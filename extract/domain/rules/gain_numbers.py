@@ -67,6 +67,14 @@ _NOT_PLURAL_NOUNS = frozenset({"points", "times", "hours", "seconds", "minutes",
 _VERSION_BETWEEN = (re.compile(r"\b[A-Z][a-z]+\s$"), re.compile(r"^\s[A-Z][a-z]"))
 _EXPONENT_BEFORE = re.compile(r"[\^{]\s*-?\s*$")
 _POWER_BEFORE = re.compile(r"\^\s*\{?\s*-?\s*$")
+# 'ranking among the top 3', 'top-1': a rank or a cut-off, not a result
+_RANK_BEFORE = re.compile(r"\btop[-\s]?\$?$", re.I)
+# '$512 \\times 512$', '64x64': a size written as a product
+_TIMES_NUMBER_AFTER = re.compile(r"^\s*(?:\\times|×|x)\s*\d")
+_TIMES_NUMBER_BEFORE = re.compile(r"\d\s*(?:\\times|×|x)\s*$")
+# 'AlpacaEval 2', 'Llama 3': a small number right after a name with inner capitals
+_NAME_BEFORE = re.compile(r"\b[A-Z][A-Za-z-]*[a-z][A-Z][\w-]*\s$|\b[A-Z][a-z]+[A-Z]+\s$")
+_UNIT_AFTER = re.compile(r"^\s*(?:\\?%|x\b|×|pp\b|points?\b|times\b|percent)", re.I)
 _OPEN_QUESTION = re.compile(
     r"\b(leaves?\s+(?:\w+\s+){0,3}open|open\s+(?:question|problem)s?|remains?\s+open|"
     r"we\s+conjecture|leaves?\s+(?:\w+\s+){0,5}(?:to|for)\s+future\s+work)\b", re.I)
@@ -146,11 +154,16 @@ def is_count_or_name(text: str, number: float, start: int, end: int) -> bool:
         return True  # an operating point: 'at 50% sparsity'
     if not number.is_integer() or "." in text[start:end]:
         return False
+    if _RANK_BEFORE.search(before) or _TIMES_NUMBER_AFTER.match(after) \
+            or _TIMES_NUMBER_BEFORE.search(before):
+        return True  # a rank ('among the top 3') or a size ('$512 \\times 512$')
     if _OF_COUNT_AFTER.match(after) or _ACRONYM_PLURAL_AFTER.match(after):
         return True
     named = _NAMED_COUNT_AFTER.match(after)
     if named and named.group(1) not in _NOT_PLURAL_NOUNS:
         return True
+    if number <= 10 and _NAME_BEFORE.search(before) and not _UNIT_AFTER.match(after):
+        return True  # a version that ends a name: 'AlpacaEval 2', 'MATH 500' is not one
     return bool(_VERSION_BETWEEN[0].search(before) and _VERSION_BETWEEN[1].match(after))
 
 

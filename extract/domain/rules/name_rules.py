@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from papersift.extract.domain.lookup.assemble_spans import looks_like_acronym
 from papersift.extract.domain.rules.context_rules import (
+    a_count_of_things,
     a_kind_of_benchmarks,
     a_size,
     listed_as_data,
@@ -347,8 +348,8 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
         return "a model the paper trains or fine-tunes, not a benchmark"
     if a_kind_of_benchmarks(text, start, end):
         return "a kind of benchmark ('diverse X benchmarks'), not a name"
-    if a_size(mention):
-        return "a size or count ('a 34.8-hour dataset'), not a name"
+    if a_size(mention) or a_count_of_things(text, start, end):
+        return "a size or count ('a 34.8-hour dataset', '10 GNN benchmark datasets'), not a name"
     if _PLURAL_ACRONYM.match(mention.strip("*_ ")):
         return "a class of things (a plural acronym: 'SCMs'), not a named benchmark"
     if lowercase_term_acronym(text, mention.strip("*_ ()")) and \

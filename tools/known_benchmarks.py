@@ -1,0 +1,107 @@
+"""Rebuild papersift/extract/domain/rules/known_benchmarks.txt from real conference abstracts.
+
+    PYTHONPATH=$PWD .venv/bin/python tools/known_benchmarks.py [CONFERENCES_DIR]
+
+A name goes on the list when the wording of at least MIN_CUED papers calls it a dataset or
+benchmark ("the X dataset", "on A, B and C benchmarks", "datasets such as X": the same
+cues as the grounding's own search for missed names), and when those papers are at least
+MIN_SHARE of all papers that mention it at all, so a word that is mostly something else
+("QA", "3D", "While") stays off. Names the grounding refuses as benchmarks anyway
+(established models, organisations, languages, metrics) stay off too. Every abstract of
+a gold set (bench/gold) and of the bundled corpus is left out, so no figure measured on
+gold is helped by its own abstract. The default folder is ../shared/conferences.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench" / "gold" / "random1"))  # random2's draw imports it
+_SPEC = importlib.util.spec_from_file_location(
+    "random2_draw", REPO / "bench" / "gold" / "random2" / "draw.py")
+assert _SPEC is not None and _SPEC.loader is not None
+_DRAW = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(_DRAW)
+
+from papersift.extract.domain.reading.ingest import paper_id_for  # noqa: E402
+from papersift.extract.domain.rules.benchmark_candidates import named_resources  # noqa: E402
+from papersift.extract.domain.rules.established import (  # noqa: E402
+    established_method,
+    known_metric,
+    never_a_benchmark,
+    task_phrase,
+)
+
+OUT = REPO / "papersift" / "extract" / "domain" / "rules" / "known_benchmarks.txt"
+MIN_CUED = 3
+MIN_SHARE = 0.3
+
+
+def gold_keys() -> tuple[set[str], set[str]]:
+    """Paper ids and title keys of every gold abstract and the bundled corpus."""
+    gold = REPO / "bench" / "gold"
+    folders = sorted(path.parent.name for path in gold.glob("random*/abstracts.jsonl")
+                     if path.parent.name != "random1")  # random1 is always left out
+    ids, titles = _DRAW.known_keys(tuple(folders))
+    return ids, titles
+
+
+def abstracts(source: Path) -> list[str]:
+    ids, titles = gold_keys()
+    texts = []
+    for path in sorted(source.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                if (paper_id_for(row["abstract"]) not in ids
+                        and _DRAW.title_key(row.get("title", "")) not in titles):
+                    texts.append(row["abstract"])
+    return texts
+
+
+def known(texts: list[str]) -> list[tuple[str, int, int]]:
+    """(name, papers whose wording calls it a dataset or benchmark, papers naming it)."""
+    cued: dict[str, set[int]] = defaultdict(set)
+    for number, text in enumerate(texts):
+        for name in named_resources(text):
+            cued[name].add(number)
+    candidates = sorted((n for n, papers in cued.items() if len(papers) >= MIN_CUED),
+                        key=len, reverse=True)
+    if not candidates:
+        return []
+    pattern = re.compile(rf"(?<![\w-])(?:{'|'.join(map(re.escape, candidates))})(?![\w-])")
+    named: Counter[str] = Counter()
+    for text in texts:
+        named.update({match.group(0) for match in pattern.finditer(text)})
+    return sorted(
+        (name, len(cued[name]), named[name]) for name in candidates
+        if len(cued[name]) >= MIN_SHARE * named[name]
+        and not (established_method(name) or known_metric(name) or never_a_benchmark(name)
+                 or task_phrase(name)))
+
+
+def main(argv: list[str]) -> int:
+    source = Path(argv[0]) if argv else REPO.parent / "shared" / "conferences"
+    if not source.is_dir():
+        source = Path("/work/shared/conferences")
+    texts = abstracts(source)
+    rows = known(texts)
+    header = (
+        f"# Known datasets and benchmarks: written by tools/known_benchmarks.py from\n"
+        f"# {len(texts)} real conference abstracts (gold-set abstracts left out). A name is\n"
+        f"# here when at least {MIN_CUED} papers' wording calls it a dataset or benchmark and\n"
+        f"# those are at least {MIN_SHARE:.0%} of the papers naming it. Columns: name, papers\n"
+        f"# calling it one, papers naming it.\n")
+    OUT.write_text(header + "".join(f"{n}\t{c}\t{a}\n" for n, c, a in rows), encoding="utf-8")
+    print(f"{len(rows)} names from {len(texts)} abstracts -> {OUT.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
