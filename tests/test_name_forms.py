@@ -68,3 +68,15 @@ def test_a_piece_of_a_formula_is_not_a_name() -> None:
     kept, rejected = _methods(text, ["(O}(1), 3\\text{)}$-bicriteria approximation", "TileNet"])
     assert kept == ["TileNet"]
     assert any("a piece of a formula" in reason for reason in rejected)
+
+
+def test_a_class_of_models_is_never_the_paper_s_method_even_after_a_proposal_verb() -> None:
+    """random7 (tune): 'We propose ... by prompting LLMs ...' kept 'LLMs' as proposed."""
+    text = ("We present evidence of the benefits of integrating Large Language Models (LLMs) "
+            "with tiling bandits. We propose an initialization algorithm "
+            "for tiling bandits by prompting LLMs to produce a pre-training dataset of tile "
+            "preferences.")
+    got = assemble(_draft(["Prompting LLMs to produce a pre-training dataset of tile "
+                           "preferences"]), text, "Jump Starting Bandits with LLM Priors")
+    assert got.extraction.methods == []
+    assert any("an established method or model" in reason for reason in got.rejected)

@@ -176,6 +176,9 @@ def field_figures(found: list[Example], scores: np.ndarray, keep_at: float,
     return precision, recall, f1
 
 
+MIN_BAND = 5  # candidates in the flag band before its precision is judged
+
+
 def thresholds(found: list[Example], scores: np.ndarray, gold_total: int,
                min_precision: float, flag_precision: float) -> tuple[float, float]:
     """keep_at: half the best out-of-fold F1, the F1-optimal threshold of a calibrated
@@ -183,7 +186,8 @@ def thresholds(found: list[Example], scores: np.ndarray, gold_total: int,
     falls below min_precision. A threshold read off the flat F1 curve of ~200 candidates
     is noise: the first version of this script took that maximum (0.72), and the
     held-out recall fell to 0.55. flag_at: as far down as the band below keep_at stays
-    right at least flag_precision of the time, out of fold."""
+    right at least flag_precision of the time, out of fold, once it holds MIN_BAND
+    candidates."""
     grid = [i / 100 for i in range(5, 96)]
     best_f1 = max(field_figures(found, scores, t, gold_total)[2] for t in grid)
     keep_at = round(best_f1 / 2, 2)
@@ -192,7 +196,8 @@ def thresholds(found: list[Example], scores: np.ndarray, gold_total: int,
     flag_at = keep_at
     for t in sorted((t for t in grid if t < keep_at), reverse=True):
         band = [e.right for e, s in zip(found, scores, strict=True) if t <= s < keep_at]
-        if band and sum(band) / len(band) < flag_precision:
+        # a band of a few candidates says nothing yet: one wrong name at 0.41 once ended it
+        if len(band) >= MIN_BAND and sum(band) / len(band) < flag_precision:
             break
         flag_at = t
     return keep_at, flag_at
@@ -239,12 +244,15 @@ def main() -> int:
                         help="train on random3 too (the shipped weights are not: see "
                              "bench/gold/random3/README.md)")
     parser.add_argument("--random5", action="store_true", help="train on random5 too")
+    parser.add_argument("--also", nargs="*", default=[], metavar="SET",
+                        help="more random tune sets to train on (random6 random7 ...)")
     parser.add_argument("--cv-only", action="store_true",
                         help="print the cross-validated figures only (choose settings by these)")
     args = parser.parse_args()
     random_found, random_counts = examples(RANDOM_DRAFTS, RANDOM / "tune.gold.json",
                                            _conference_of(RANDOM / "abstracts.jsonl"))
-    for wanted, folder in ((args.random3, RANDOM3), (args.random5, RANDOM5)):
+    more_sets = [(True, REPO / "bench/gold" / name) for name in args.also]
+    for wanted, folder in ((args.random3, RANDOM3), (args.random5, RANDOM5), *more_sets):
         if not wanted:
             continue
         more, more_counts = examples(folder / DRAFTS_NAME, folder / "tune.gold.json",

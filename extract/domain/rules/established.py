@@ -37,6 +37,16 @@ def _known() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(methods - {""}), frozenset(metrics - {""})
 
 
+@functools.cache
+def _classes() -> frozenset[str]:
+    return frozenset(name_key(name, "method") for name in _extra()["classes"]) - {""}
+
+
+def a_class_of_models(name: str) -> bool:
+    """'LLMs', 'Vision-Language Models': a class of models, never one paper's own."""
+    return name_key(name, "method") in _classes()
+
+
 def established_method(name: str) -> bool:
     """Whether ``name`` is an established method or model (normalised comparison), or a
     size or version of one ('LLaMA-3-8B', 'Claude 3 Opus', 'Gemma-7B')."""

@@ -27,6 +27,7 @@ from papersift.extract.domain.rules.context_rules import (
     trained_by_the_paper,
 )
 from papersift.extract.domain.rules.established import (
+    a_class_of_models,
     established_method,
     known_metric,
     never_a_benchmark,
@@ -220,8 +221,9 @@ def method_rule_hits(text: str, sentence: tuple[int, int], drafted: tuple[int, i
         ("citation", not proposed and bool(_CITATION_AFTER.match(text[end:end + 40]))),
         ("plural_acronym", not proposed and bool(_PLURAL_ACRONYM.match(bare))),
         ("lowercase_term_acronym", not proposed and lowercase_term_acronym(text, bare)),
-        ("established", not proposed and (established_method(bare)
-                                          or established_method(defined_as(text, bare)))),
+        ("established", (not proposed and (established_method(bare)
+                                           or established_method(defined_as(text, bare))))
+         or a_class_of_models(bare)),
         ("listed_among_models", not proposed and listed_among_models(text, start, end)),
         ("building_block_after", bool(_BUILDING_BLOCK_AFTER.match(text[end:end + 14]))),
         ("kind_of_method", names_a_kind(text, start, end)),
