@@ -61,8 +61,8 @@ from papersift.schemas import (
     PaperDraft,
     PaperExtraction,
 )
-from papersift.schemas.paper import ContributionType
 from papersift.schemas.draft import with_latex_backslashes
+from papersift.schemas.paper import ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id,
 # with the content hash of the method decision's weights (retrained weights store anew).
