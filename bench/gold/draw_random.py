@@ -34,6 +34,7 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     "random7": ("random2", "random3", "random4", "random5", "random6"),
     # a second clean held-out test, drawn with random7 and never read
     "random8": ("random2", "random3", "random4", "random5", "random6", "random7"),
+    "random9": ("random2", "random3", "random4", "random5", "random6", "random7", "random8"),
 }
 
 
