@@ -1,0 +1,144 @@
+"""What each grounding rule of stop 29 does on held-out data: every rule switched off in
+turn, the held-out pools regraded (the saved real answers; seconds, no model).
+
+    python -m bench.decision.rule_ablation            # the held-out pools
+    python -m bench.decision.rule_ablation --tune     # the tune sets pooled instead
+
+RULES.md's standard is that a rule which refuses what the model said earns its place on
+held-out data. Each line gives, with the rule off, the pooled P / R / F1 of methods,
+benchmarks and gains, and the change in F1 against all rules on. A rule is switched off by
+replacing the function that applies it with one that never fires (unittest.mock.patch),
+so the shipped code is what is measured, not a copy of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+from unittest import mock
+
+from bench.decision.sets import FIELDS, HELDOUT, POOLS, TUNE, pooled, scores
+from papersift.extract.domain.rules.method_decision import Weights
+
+_NEVER = re.compile(r"(?!x)x")  # a pattern that matches nothing
+
+
+def _before_retraining() -> Weights:
+    """The method decision's weights as stop 28 shipped them (git history)."""
+    import json
+    import subprocess
+
+    text = subprocess.run(
+        ["git", "show", "4a6b8b1:extract/domain/rules/method_decision.json"],
+        capture_output=True, text=True, check=True).stdout
+    data = json.loads(text)
+    return Weights(bias=float(data["bias"]), weights=data["weights"],
+                   keep_at=float(data["keep_at"]), flag_at=float(data["flag_at"]),
+                   version="stop-28")
+
+
+# rule -> the patches that switch it off: (target, replacement)
+SWITCHES: dict[str, list[tuple[str, Any]]] = {
+    "known datasets (candidates)": [
+        ("papersift.extract.domain.assembly.assemble.known_benchmarks_in",
+         lambda text, drafted: [])],
+    "known datasets (not introduced)": [
+        ("papersift.extract.domain.assembly.assemble_names.known_benchmark",
+         lambda name: False)],
+    "LaTeX backslashes given back": [
+        ("papersift.extract.domain.assembly.assemble.with_latex_backslashes",
+         lambda draft: draft)],
+    "markup and kind words off drafted names": [
+        ("papersift.extract.domain.assembly.assemble_methods._as_written",
+         lambda name, text: name)],
+    "a modifier of a lowercase head": [
+        ("papersift.extract.domain.lookup.assemble_spans._modifier_of", lambda rest: False)],
+    "a piece of a formula": [
+        ("papersift.extract.domain.lookup.assemble_spans._torn_formula",
+         lambda mention: False)],
+    "a class of models": [
+        ("papersift.extract.domain.rules.name_rules.a_class_of_models", lambda name: False)],
+    "counts taken for names": [
+        ("papersift.extract.domain.rules.name_rules.a_count_of_things",
+         lambda text, start, end: False)],
+    "venues in a year": [
+        ("papersift.extract.domain.rules.established._VENUE", _NEVER)],
+    "ranks, products, versions (gains)": [
+        ("papersift.extract.domain.rules.gain_numbers._RANK_BEFORE", _NEVER),
+        ("papersift.extract.domain.rules.gain_numbers._TIMES_NUMBER_AFTER", _NEVER),
+        ("papersift.extract.domain.rules.gain_numbers._TIMES_NUMBER_BEFORE", _NEVER),
+        ("papersift.extract.domain.rules.gain_numbers._NAME_BEFORE", _NEVER)],
+}
+
+
+@contextmanager
+def switched_off(patches: list[tuple[str, Any]]) -> Iterator[None]:
+    with ExitStack() as stack:
+        for target, replacement in patches:
+            stack.enter_context(mock.patch(target, replacement))
+        yield
+
+
+def _clear_caches() -> None:
+    """Rules cache their answers per text; a switched rule must not read the other's."""
+    from papersift.extract.domain.rules import benchmark_candidates, context_rules
+
+    for module in (benchmark_candidates, context_rules):
+        for value in vars(module).values():
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
+
+
+def figures(pools: dict[str, tuple[str, ...]], sets: Any,
+            weights: Callable[[], Weights] | None = None) -> dict[str, dict[str, Any]]:
+    _clear_caches()
+    if weights is None:
+        results = scores(sets)
+    else:
+        with mock.patch("bench.decision.regrade.load_weights", weights), \
+                mock.patch("papersift.extract.domain.assembly.assemble_methods.load_weights",
+                           weights):
+            results = scores(sets)
+    return {label: pooled(results, labels) for label, labels in pools.items()}
+
+
+def _line(label: str, now: dict[str, Any], base: dict[str, Any] | None) -> str:
+    parts = []
+    for name, key in FIELDS:
+        m = now[key]
+        delta = "" if base is None else f" ({m['f1'] - base[key]['f1']:+.3f})"
+        parts.append(f"{name} {m['precision']:.3f}/{m['recall']:.3f}/{m['f1']:.3f}{delta}")
+    return f"  {label:40} " + "  ".join(parts)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tune", action="store_true", help="the tune sets, pooled")
+    args = parser.parse_args()
+    if args.tune:
+        pools = {"tune sets, 1.5B": tuple(label for label, _, _ in TUNE if "0.5B" not in label)}
+        sets = TUNE
+    else:
+        pools = {label: labels for label, labels in POOLS.items()
+                 if label.startswith(("all held-out, 1.5B", "clean random"))}
+        sets = HELDOUT
+    base = figures(pools, sets)
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for rule, patches in SWITCHES.items():
+        with switched_off(patches):
+            rows[rule] = figures(pools, sets)
+    rows["with stop 28's method weights"] = figures(pools, sets, _before_retraining)
+    for pool in pools:
+        print(pool)
+        print(_line("all rules on", base[pool], None))
+        for rule, result in rows.items():
+            label = rule if rule.startswith("with ") else f"without {rule}"
+            print(_line(label, result[pool], base[pool]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
