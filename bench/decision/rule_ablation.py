@@ -56,9 +56,6 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
          lambda name, text: name)],
     "a modifier of a lowercase head": [
         ("papersift.extract.domain.lookup.assemble_spans._modifier_of", lambda rest: False)],
-    "a piece of a formula": [
-        ("papersift.extract.domain.lookup.assemble_spans._torn_formula",
-         lambda mention: False)],
     "a class of models": [
         ("papersift.extract.domain.rules.name_rules.a_class_of_models", lambda name: False)],
     "counts taken for names": [

@@ -273,16 +273,7 @@ def _locate(kind: str, name: str, text: str, rejected: list[str], *,
     if _QUANTITY.match(text[start:end]):
         rejected.append(f"{kind} {name!r}: a quantity, not a name")
         return None
-    if _torn_formula(text[start:end]):
-        rejected.append(f"{kind} {name!r}: a piece of a formula, not a name")
-        return None
     return status, start, end, reads
-
-
-def _torn_formula(mention: str) -> bool:
-    """A span cut out of math: its '$' signs do not pair up ('(O(1), 3\\right)$-bicriteria');
-    '$\\beta$-MoD' pairs up."""
-    return mention.count("$") % 2 == 1
 
 
 def name_key(name: str) -> str:
