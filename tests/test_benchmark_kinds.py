@@ -288,3 +288,16 @@ def test_counts_fields_venues_and_coloured_words_are_not_benchmarks() -> None:
                                         "TileSet", "\\textcolor{color3}{material}"])
     assert kept == ["TileSet"]
     assert sum("a size or count" in reason for reason in rejected) == 2
+
+
+def test_a_resource_named_by_an_acronym_in_parentheses_before_its_kind_word() -> None:
+    """random9 (tune): 'the Bone Metastasis (BoneMet) dataset' was refused as a description
+    in parentheses; 'the Scientists' First Exam (SFE) benchmark' was missed; 'FineAction-CGR
+    benchmark' (the model's words) was not found; '9 NLU and 2 Generation datasets' counts."""
+    text = ("We present the Tile Reasoning Exam (TRE) benchmark. We also introduce the Bone "
+            "Tiles (BoneTile) dataset, and we establish OrbitEval-CGR, a benchmark for orbits. "
+            "Experimental results on 9 NLU and 2 Generation datasets show that OrbitNet helps.")
+    got = assemble(_draft(["OrbitNet"], ["BoneTile", "OrbitEval-CGR benchmark", "9 NLU"]), text)
+    flags = {b.name: b.introduced for b in got.extraction.benchmarks}
+    assert flags == {"BoneTile": True, "OrbitEval-CGR": True, "TRE": True}
+    assert any("a size or count" in reason for reason in got.rejected)

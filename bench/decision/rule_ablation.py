@@ -52,8 +52,12 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
         ("papersift.extract.domain.assembly.assemble.with_latex_backslashes",
          lambda draft: draft)],
     "markup and kind words off drafted names": [
-        ("papersift.extract.domain.assembly.assemble_methods._as_written",
+        ("papersift.extract.domain.assembly.assemble_methods.as_written",
+         lambda name, text: name),
+        ("papersift.extract.domain.assembly.assemble_names.as_written",
          lambda name, text: name)],
+    "a resource named 'Expansion (ACR) benchmark'": [
+        ("papersift.extract.domain.rules.benchmark_candidates._DEFINED_RESOURCE", _NEVER)],
     "a modifier of a lowercase head": [
         ("papersift.extract.domain.lookup.assemble_spans._modifier_of", lambda rest: False)],
     "a class of models": [

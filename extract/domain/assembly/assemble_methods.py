@@ -12,6 +12,7 @@ from papersift.extract.domain.lookup.assemble_spans import (
     Found,
     evidence_window,
     find_name,
+    as_written,
     how_it_reads,
     locate_method,
     looks_like_acronym,
@@ -119,33 +120,11 @@ def _described(text: str, spans: list[tuple[int, int]], start: int, end: int,
     return {name: 1.0 for name, on in flags.items() if on}
 
 
-# Markup a model copies around a name ('$\\texttt{dattri}$', '**IPR**') and kind words it
-# adds after one ('IPR framework' where the text has '**(IPR)** framework').
-_WRAPPED = re.compile(r"^\$?\\(?:texttt|textbf|textit|textsc|mathrm|mathbf|emph)\{([^{}]+)\}\$?$"
-                      r"|^\*\*([^*]+)\*\*$")
-_KIND_TAIL = re.compile(r"^(\S+)\s+(?:framework|method|model|algorithm|approach|system|"
-                        r"architecture|module|technique|pipeline|agent)$", re.I)
-
-
-def _as_written(name: str, text: str) -> str:
-    """The drafted name as the abstract writes it: without the markup the model copied
-    around it ('$\\texttt{dattri}$' -> 'dattri'), and without a kind word it added that
-    the text does not write after it."""
-    for pattern in (_WRAPPED, _KIND_TAIL):
-        if pattern is _KIND_TAIL and find_name(name, text) is not None:
-            break  # 'IPR framework' written so: the kind word stays
-        match = pattern.match(name.strip())
-        bare = match and next(group for group in match.groups() if group)
-        if bare and find_name(bare, text) is not None:
-            return bare
-    return name
-
-
 def _drafted(draft: PaperDraft, text: str, spans: list[tuple[int, int]], rejected: list[str],
              headline: str | None, title: str | None) -> list[_Candidate]:
     candidates: list[_Candidate] = []
     for drafted_name in draft.methods:
-        name = _as_written(drafted_name, text)
+        name = as_written(drafted_name, text)
         drafted = find_name(name, text)
         located = locate_method(name, text, rejected)
         if located is None or drafted is None:

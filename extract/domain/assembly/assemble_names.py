@@ -7,6 +7,7 @@ import re
 
 from papersift.extract.domain.lookup.assemble_spans import (
     Found,
+    as_written,
     content_words,
     evidence_window,
     find_name,
@@ -31,7 +32,8 @@ _CREATION_VERB = re.compile(
     r"collect\w*|creat\w*|develop\w*|design\w*)\b", re.I)
 _CUE_BEFORE = re.compile(
     r"\b(introduce|introduces|introducing|present|presents|release|releases|construct|"
-    r"curate|build|create|new|novel|our)\b([^.;,]{0,40}(?:,\s*(?:the\s+)?)?)$", re.I)
+    r"curate|build|create|propose|proposes|establish|establishes|develop|develops|new|novel|"
+    r"our)\b([^.;,]{0,40}(?:,\s*(?:the\s+)?)?)$", re.I)
 _CUE_AFTER = re.compile(
     r"^\s*(,|\(|:|--|—)?\s*(a|an)?\s*(new|novel|first)\b|"
     r"^[^.;]{0,30}\b(we|which we)\s+(introduce|release|construct|curate|build|create|collect)",
@@ -106,6 +108,7 @@ def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
     found: list[Found | None] = []
     index: dict[str, int] = {}
     for item in (_spaced_when_only_in_a_url(b, text) for b in draft.benchmarks):
+        item = item.model_copy(update={"name": as_written(item.name, text)})
         drafted = find_name(item.name, text)
         spot = find_named("benchmark", item.name, text, rejected)
         if spot is None or drafted is None:

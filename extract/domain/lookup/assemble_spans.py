@@ -130,6 +130,29 @@ def find_name(name: str, text: str) -> tuple[AlignmentStatus, int, int] | None:
     return None
 
 
+# Markup a model copies around a name ('$\\texttt{dattri}$', '**IPR**') and kind words it
+# adds after one ('IPR framework' where the text has '**(IPR)** framework').
+_WRAPPED = re.compile(r"^\$?\\(?:texttt|textbf|textit|textsc|mathrm|mathbf|emph)\{([^{}]+)\}\$?$"
+                      r"|^\*\*([^*]+)\*\*$")
+_KIND_TAIL = re.compile(r"^(\S+)\s+(?:framework|method|model|algorithm|approach|system|"
+                        r"architecture|module|technique|pipeline|agent|benchmark|dataset|"
+                        r"corpus|suite|environment)$", re.I)
+
+
+def as_written(name: str, text: str) -> str:
+    """The drafted name as the abstract writes it: without the markup the model copied
+    around it ('$\\texttt{dattri}$' -> 'dattri'), and without a kind word it added that
+    the text does not write after it."""
+    for pattern in (_WRAPPED, _KIND_TAIL):
+        if pattern is _KIND_TAIL and find_name(name, text) is not None:
+            break  # 'IPR framework' written so: the kind word stays
+        match = pattern.match(name.strip())
+        bare = match and next(group for group in match.groups() if group)
+        if bare and find_name(bare, text) is not None:
+            return bare
+    return name
+
+
 def parenthetical_after(text: str, end: int) -> str | None:
     match = re.match(r"[*_}]*\s*\(([^()]{2,100})\)", text[end:end + 110])  # '*Name* (ACR)'
     return match.group(1).strip() if match else None

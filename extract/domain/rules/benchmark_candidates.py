@@ -32,6 +32,11 @@ _KIND_THEN_LIST = re.compile(
     rf"\b{_KINDS}\s*(?:,\s*)?(?:\(|:|such as|including|like|namely|e\.g\.,?|i\.e\.,?)\s*"
     rf"(?<![\w.+-])((?:{_NAME}{_SEP}){{0,6}}{_NAME})(?![\w+-]|\s[A-Z])")  # whole names only
 _SPLIT = re.compile(_SEP)
+# 'the Scientists' First Exam (SFE) benchmark': a resource named by the acronym of its
+# capitalised expansion, the kind word after the parenthesis.
+_DEFINED_RESOURCE = re.compile(
+    r"(?:[A-Z][\w'’-]*\s+(?:(?:and|of|for|the|in|on|to|&)\s+)?){1,8}"
+    r"\((?P<name>[A-Za-z0-9][\w-]{1,20})\)\s+(?:benchmark|dataset|corpus|suite)\b")
 # Words that start a sentence or a clause in title case; never a name on their own.
 _NOT_NAMES = frozenset({"The", "A", "An", "Our", "We", "This", "These", "Both", "All", "Each",
                         "Several", "Many", "Most", "Some", "Two", "Three", "Four", "Five",
@@ -51,6 +56,8 @@ def missed_benchmarks(text: str, drafted: set[str]) -> list[str]:
 def named_resources(text: str) -> tuple[str, ...]:
     """Every name the abstract's wording calls a dataset or benchmark, in text order."""
     found: dict[str, None] = {}
+    for match in _DEFINED_RESOURCE.finditer(text):
+        found.setdefault(match.group("name"), None)
     for pattern in (_LIST_THEN_KIND, _KIND_THEN_LIST):
         for match in pattern.finditer(text):
             if pattern is _LIST_THEN_KIND and a_kind_of_benchmarks(text, *match.span(1)):

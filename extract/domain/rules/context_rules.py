@@ -144,7 +144,7 @@ def a_size(mention: str) -> bool:
 # '10 GNN benchmark datasets', '18 (variants of) Diffusion Models': a number of things.
 _COUNTED = re.compile(r"^\d+\s+(?:\(|\S)")
 _PLURAL_THINGS_AFTER = re.compile(
-    r"^[*_}]*\s+(?:[\w-]+\s+)?(?:datasets|benchmarks|corpora|environments|tasks|models|"
+    r"^[*_}]*(?:\s+and\s+\d+\s+[\w-]+)?\s+(?:[\w-]+\s+)?(?:datasets|benchmarks|corpora|environments|tasks|models|"
     r"variants|sets|suites|domains|languages)\b", re.I)
 
 

@@ -314,12 +314,19 @@ _DESCRIBING_PARENTHESIS = re.compile(r"[A-Za-z0-9][*_}]*\s*\(\s*$")
 
 
 def describes_the_name_before(text: str, start: int, end: int) -> bool:
-    """Whether the mention fills a parenthesis right after another name and is no acronym."""
+    """Whether the mention fills a parenthesis right after another name and is no acronym,
+    no coined name ('BoneMet') and not followed by a kind word ('the Bone Metastasis
+    (BoneMet) dataset' names the dataset)."""
+    mention = text[start:end]
     return bool(_DESCRIBING_PARENTHESIS.search(text[max(0, start - 4):start])) \
         and text[end:end + 2].lstrip().startswith(")") \
-        and not looks_like_acronym(text[start:end])
+        and not looks_like_acronym(mention) \
+        and not any(c.isupper() or c.isdigit() for c in mention[1:]) \
+        and not _KIND_AFTER_PARENTHESIS.match(text[end:end + 30])
 
 
+_KIND_AFTER_PARENTHESIS = re.compile(
+    r"^\s*\)\s*(?:benchmark|dataset|corpus|suite|collection|environment)s?\b", re.I)
 _RESOURCE_KINDS = frozenset({"benchmark", "dataset", "data", "corpu", "suite", "collection",
                              "environment", "testbed", "leaderboard", "set", "split", "task",
                              "challenge", "study", "cohort", "database", "simulator"})
