@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from papersift.extract.domain.lookup.assemble_spans import (
     Found,
+    as_written,
     evidence_window,
     find_name,
-    as_written,
     how_it_reads,
     locate_method,
     looks_like_acronym,

@@ -107,8 +107,7 @@ def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
     benchmarks: list[Benchmark] = []
     found: list[Found | None] = []
     index: dict[str, int] = {}
-    for item in (_spaced_when_only_in_a_url(b, text) for b in draft.benchmarks):
-        item = item.model_copy(update={"name": as_written(item.name, text)})
+    for item in (_as_the_text_writes_it(b, text) for b in draft.benchmarks):
         drafted = find_name(item.name, text)
         spot = find_named("benchmark", item.name, text, rejected)
         if spot is None or drafted is None:
@@ -149,6 +148,13 @@ def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
             introduced=introduced, evidence=text[low:high]))
         found.append(Found(status, start, end, (low, high)))
     return benchmarks, found
+
+
+def _as_the_text_writes_it(item: DraftBenchmark, text: str) -> DraftBenchmark:
+    """The drafted name without markup or an added kind word, spaced where only a URL runs
+    its words together."""
+    item = _spaced_when_only_in_a_url(item, text)
+    return item.model_copy(update={"name": as_written(item.name, text)})
 
 
 def _spaced_when_only_in_a_url(item: DraftBenchmark, text: str) -> DraftBenchmark:

@@ -321,7 +321,7 @@ def describes_the_name_before(text: str, start: int, end: int) -> bool:
     return bool(_DESCRIBING_PARENTHESIS.search(text[max(0, start - 4):start])) \
         and text[end:end + 2].lstrip().startswith(")") \
         and not looks_like_acronym(mention) \
-        and not any(c.isupper() or c.isdigit() for c in mention[1:]) \
+        and not re.search(r"[a-z][A-Z]|\d", mention) \
         and not _KIND_AFTER_PARENTHESIS.match(text[end:end + 30])
 
 
