@@ -78,6 +78,9 @@ def test_ranges_from_a_to_b_stay_a_range() -> None:
     ("Mira ranks consistently among the top 3 across all evaluated models.", "3"),
     ("After tuning a $256 \\times 256$ generator, Mira beats larger ones.", "256"),
     ("Mira wins by 4.1 points on TileEval 2 and ranks first overall.", "2"),
+    # random9 (tune): a number its acronym repeats, a count of datasets in a list
+    ("We note that Tile Anything 2 (TA2) gives strong masks.", "2"),
+    ("Experimental results on 9 NLU and 2 Generation datasets show that Mira helps.", "9"),
 ])
 def test_counts_and_names_are_not_results(sentence: str, number: str) -> None:
     start = sentence.index(number if number != "1" else "-1/2") + (number == "1")

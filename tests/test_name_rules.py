@@ -126,3 +126,13 @@ def test_a_plural_acronym_is_a_class_of_things_not_a_benchmark() -> None:
     text = "We evaluate on MMLU and report accuracy."
     start = text.index("MMLU")
     assert refused_benchmark(text, (start, start + 4), start, start + 4) is None
+
+
+def test_an_acronym_is_a_lowercase_term_s_only_when_the_words_spell_it() -> None:
+    """random9 (tune): 'we define an evaluation framework (EVADE)' is a coined name, not
+    the acronym of 'evaluation framework'; 'theory of mind (ToM)' is a term's."""
+    from papersift.extract.domain.rules.name_rules import lowercase_term_acronym
+
+    assert not lowercase_term_acronym("We define an evaluation framework (EVADE).", "EVADE")
+    assert lowercase_term_acronym("Models need a theory of mind (ToM) here.", "ToM")
+    assert lowercase_term_acronym("Work on federated learning (FL) grows.", "FL")

@@ -67,11 +67,15 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
          lambda text, start, end: False)],
     "venues in a year": [
         ("papersift.extract.domain.rules.established._VENUE", _NEVER)],
+    "an acronym's words must spell it": [
+        ("papersift.extract.domain.rules.name_rules._spelling",
+         lambda words, acronym: words)],
     "ranks, products, versions (gains)": [
         ("papersift.extract.domain.rules.gain_numbers._RANK_BEFORE", _NEVER),
         ("papersift.extract.domain.rules.gain_numbers._TIMES_NUMBER_AFTER", _NEVER),
         ("papersift.extract.domain.rules.gain_numbers._TIMES_NUMBER_BEFORE", _NEVER),
-        ("papersift.extract.domain.rules.gain_numbers._NAME_BEFORE", _NEVER)],
+        ("papersift.extract.domain.rules.gain_numbers._NAME_BEFORE", _NEVER),
+        ("papersift.extract.domain.rules.gain_numbers._COUNTED_AFTER", _NEVER)],
 }
 
 

@@ -134,9 +134,10 @@ def find_name(name: str, text: str) -> tuple[AlignmentStatus, int, int] | None:
 # adds after one ('IPR framework' where the text has '**(IPR)** framework').
 _WRAPPED = re.compile(r"^\$?\\(?:texttt|textbf|textit|textsc|mathrm|mathbf|emph)\{([^{}]+)\}\$?$"
                       r"|^\*\*([^*]+)\*\*$")
-_KIND_TAIL = re.compile(r"^(\S+)\s+(?:framework|method|model|algorithm|approach|system|"
+_KIND_TAIL = re.compile(r"^(.*\S)\s+(?:framework|method|model|algorithm|approach|system|"
                         r"architecture|module|technique|pipeline|agent|benchmark|dataset|"
-                        r"corpus|suite|environment)$", re.I)
+                        r"corpus|suite|environment|network|branch|component|block|layer)s?$",
+                        re.I)
 
 
 def as_written(name: str, text: str) -> str:

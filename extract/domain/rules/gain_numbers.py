@@ -75,6 +75,10 @@ _TIMES_NUMBER_BEFORE = re.compile(r"\d\s*(?:\\times|×|x)\s*$")
 # 'AlpacaEval 2', 'Llama 3': a small number right after a name with inner capitals
 _NAME_BEFORE = re.compile(r"\b[A-Z][A-Za-z-]*[a-z][A-Z][\w-]*\s$|\b[A-Z][a-z]+[A-Z]+\s$")
 _UNIT_AFTER = re.compile(r"^\s*(?:\\?%|x\b|×|pp\b|points?\b|times\b|percent)", re.I)
+# '9 NLU and 2 Generation datasets', '12 public benchmarks': a count of resources
+_COUNTED_AFTER = re.compile(
+    r"^\s+([\w-]+)(?:\s+and\s+\d+\s+[\w-]+)?\s+(?:[\w-]+\s+)?(?:datasets|benchmarks|"
+    r"corpora|environments|tasks|languages|domains)\b")
 _OPEN_QUESTION = re.compile(
     r"\b(leaves?\s+(?:\w+\s+){0,3}open|open\s+(?:question|problem)s?|remains?\s+open|"
     r"we\s+conjecture|leaves?\s+(?:\w+\s+){0,5}(?:to|for)\s+future\s+work)\b", re.I)
@@ -164,6 +168,11 @@ def is_count_or_name(text: str, number: float, start: int, end: int) -> bool:
         return True
     if number <= 10 and _NAME_BEFORE.search(before) and not _UNIT_AFTER.match(after):
         return True  # a version that ends a name: 'AlpacaEval 2', 'MATH 500' is not one
+    if re.match(rf"^\s*\([A-Za-z-]+{int(number)}\)", after):
+        return True  # a name's number that its acronym repeats: 'Segment Anything 2 (SAM2)'
+    counted = _COUNTED_AFTER.match(after)
+    if counted and counted.group(1).lower() not in _NOT_PLURAL_NOUNS:
+        return True  # '9 NLU and 2 Generation datasets': how many datasets
     return bool(_VERSION_BETWEEN[0].search(before) and _VERSION_BETWEEN[1].match(after))
 
 

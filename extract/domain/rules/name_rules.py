@@ -119,7 +119,7 @@ def lowercase_term_acronym(text: str, acronym: str) -> bool:
     for match in re.finditer(r"\(\s*" + re.escape(acronym) + r"\s*\)", text):
         offset = max(0, match.start() - 120)
         words = list(re.finditer(r"[A-Za-z][\w-]*", text[offset:match.start()]))
-        words = words[-min(letters, 6):]
+        words = _spelling(words[-8:], acronym)
         if len(words) < 2 and not (words and "-" in words[0].group()):
             continue  # one hyphenated word spells two letters ('Spatio-temporal (ST)')
         first = words[0]
@@ -129,6 +129,21 @@ def lowercase_term_acronym(text: str, acronym: str) -> bool:
         if all(not w.group()[:1].isupper() for w in rest):
             return True
     return False
+
+
+def _spelling(words: list[re.Match[str]], acronym: str) -> list[re.Match[str]]:
+    """The last words before '(ACR)' that spell the acronym: the shortest run that starts
+    with its first letter and holds its letters in order ('an evaluation framework
+    (EVADE)' spells nothing: EVADE is a coined name, not this term's acronym)."""
+    wanted = [c.lower() for c in acronym if c.isalpha()]
+    for size in range(1, min(len(words), len(wanted) + 2) + 1):
+        run = words[-size:]
+        if run[0].group()[:1].lower() != wanted[0]:
+            continue
+        letters = iter("".join(w.group() for w in run).lower())
+        if all(c in letters for c in wanted):
+            return run
+    return []
 
 
 # Before a name: the paper studies a problem, setting or finding under that name.
