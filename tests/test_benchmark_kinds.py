@@ -148,8 +148,8 @@ def test_a_task_named_in_title_case_is_not_a_benchmark() -> None:
 
 def test_models_listed_after_a_model_noun_are_not_benchmarks() -> None:
     text = ("Architectures such as Lintrans and Serpent replace attention. We propose "
-            "OrbitNet and compress vision encoders, such as Acme's ViT and DINOv9, on TileSet.")
-    kept, rejected = _benchmarks(text, ["Lintrans", "Acme's ViT", "DINOv9", "TileSet"])
+            "OrbitNet and compress vision encoders, such as Acme's ViT and ZentraNet, on TileSet.")
+    kept, rejected = _benchmarks(text, ["Lintrans", "Acme's ViT", "ZentraNet", "TileSet"])
     assert kept == ["TileSet"]
     assert sum("list of models or methods" in r for r in rejected) == 3
 

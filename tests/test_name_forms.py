@@ -72,3 +72,17 @@ def test_a_class_of_models_is_never_the_paper_s_method_even_after_a_proposal_ver
                            "preferences"]), text, "Jump Starting Bandits with LLM Priors")
     assert got.extraction.methods == []
     assert any("an established method or model" in reason for reason in got.rejected)
+
+
+def test_a_version_glued_to_a_known_model_and_a_known_name_code_finds_are_not_the_paper_s(
+) -> None:
+    """random9 (tune): 'SAM2' kept as the paper's method, and 'Chain-of-Thought' found by
+    code after a proposal verb ('we propose CoTFormer, a Chain-of-Thought driven ...')."""
+    from papersift.extract.domain.rules.established import established_method
+
+    assert established_method("SAM2") and established_method("Qwen2.5")
+    assert not established_method("TileNet2")
+    text = ("We propose TileFormer, a novel Chain-of-Thought driven architecture. We note that "
+            "Segment Anything 2 (SAM2) tiles well, and TileFormer builds on SAM2.")
+    kept, _ = _methods(text, ["TileFormer", "SAM2"])
+    assert kept == ["TileFormer"]

@@ -23,6 +23,7 @@ from papersift.extract.domain.lookup.assemble_spans import (
 from papersift.extract.domain.lookup.wholeword import whole_word
 from papersift.extract.domain.rules.benchmark_kinds import called_a_task, named_as_a_problem
 from papersift.extract.domain.rules.context_rules import background_end
+from papersift.extract.domain.rules.established import established_method
 from papersift.extract.domain.rules.method_candidates import (
     defined_in_proposals,
     listed_as_part,
@@ -167,6 +168,8 @@ def _add_found(candidates: list[_Candidate], text: str, spans: list[tuple[int, i
     """Add a name code found (with ``feature`` saying how), or give the feature to the
     candidate that already holds it."""
     surface = text[start:end]
+    if established_method(surface):
+        return  # 'a Chain-of-Thought driven architecture': code proposes no known name
     aliases: list[str] = []
     if expansion is None:
         expansion, aliases = _named_forms(surface, text, end)

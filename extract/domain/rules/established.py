@@ -52,6 +52,9 @@ def established_method(name: str) -> bool:
     size or version of one ('LLaMA-3-8B', 'Claude 3 Opus', 'Gemma-7B')."""
     if name_key(name, "method") in _known()[0]:
         return True
+    glued = _GLUED_VERSION.fullmatch(name.strip())  # 'SAM2', 'Qwen2.5', 'Mamba2'
+    if glued and name_key(glued.group(1), "method") in _known()[0]:
+        return True
     family = _VARIANT.match(name.strip())
     if family is None:
         return False
@@ -60,6 +63,7 @@ def established_method(name: str) -> bool:
 
 
 # A model family's name followed only by version, size and edition words.
+_GLUED_VERSION = re.compile(r"([A-Za-z][A-Za-z-]*?[A-Za-z])-?v?\d+(?:\.\d+)?")
 _VARIANT = re.compile(
     r"^([A-Za-z][\w.]*?(?:-?\d(?:\.\d)?)?)(?:[-\s](?:v?\d[\w.]*|\d+(?:\.\d+)?[BMK]|"
     r"Instruct|Chat|Turbo|mini|Mini|Opus|Sonnet|Haiku|Pro|Flash|Ultra|Large|Base|Small|Tiny|"
