@@ -35,6 +35,8 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     # a second clean held-out test, drawn with random7 and never read
     "random8": ("random2", "random3", "random4", "random5", "random6", "random7"),
     "random9": ("random2", "random3", "random4", "random5", "random6", "random7", "random8"),
+    "random10": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
+                 "random9"),
 }
 
 
