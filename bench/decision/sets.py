@@ -42,6 +42,7 @@ TUNE: tuple[tuple[str, str, str], ...] = (
     ("random6 tune, 1.5B", f"random6/{_1_5B}", "random6/tune.gold.json"),
     ("random7 tune, 1.5B", f"random7/{_1_5B}", "random7/tune.gold.json"),
     ("random9 tune, 1.5B", f"random9/{_1_5B}", "random9/tune.gold.json"),
+    ("random10 tune, 1.5B", f"random10/{_1_5B}", "random10/tune.gold.json"),
     *((f"{name} tune, 1.5B", f"{name}/{_1_5B}", f"{name}/tune.gold.json") for name in FAMOUS),
     ("bundled corpus, 1.5B", "neurips-2026.drafts.qwen2.5-coder-1.5b.jsonl",
      "neurips-2026.gold.json"),
