@@ -81,6 +81,9 @@ def test_ranges_from_a_to_b_stay_a_range() -> None:
     # random9 (tune): a number its acronym repeats, a count of datasets in a list
     ("We note that Tile Anything 2 (TA2) gives strong masks.", "2"),
     ("Experimental results on 9 NLU and 2 Generation datasets show that Mira helps.", "9"),
+    # random10 (tune): 'N+' counts, a baseline's scores after its name, a collected size
+    ("We assessed 30+ proprietary and open-source LLMs, and Mira wins.", "30"),
+    ("Mira reaches 96.7% accuracy, outperforming TileLM-7B (73.0% and 7.5%).", "73.0"),
 ])
 def test_counts_and_names_are_not_results(sentence: str, number: str) -> None:
     start = sentence.index(number if number != "1" else "-1/2") + (number == "1")
@@ -167,3 +170,10 @@ def test_collected_sizes_and_proven_guarantees_are_not_results(sentence: str,
 def test_a_collected_size_in_a_sentence_that_reports_a_result_is_kept() -> None:
     text = "We propose Mira. On a total of 12 tasks, Mira improves accuracy by 4.5%."
     assert _values(text, ("4.5", "accuracy")) == [(4.5, "%")]
+
+
+def test_an_average_size_of_what_was_collected_is_no_result() -> None:
+    """random10 (tune): 'videos, averaging over 1,200 seconds in duration'."""
+    text = ("We propose Mira, a benchmark built from long videos, averaging over 1,200 "
+            "seconds in duration, collected from many domains.")
+    assert _values(text, ("1,200", "video length")) == []

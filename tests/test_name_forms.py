@@ -86,3 +86,12 @@ def test_a_version_glued_to_a_known_model_and_a_known_name_code_finds_are_not_th
             "Segment Anything 2 (SAM2) tiles well, and TileFormer builds on SAM2.")
     kept, _ = _methods(text, ["TileFormer", "SAM2"])
     assert kept == ["TileFormer"]
+
+
+def test_a_drafted_expansion_with_its_acronym_is_looked_up_as_the_acronym() -> None:
+    """random10 (tune): 'Combined Uncertainty estimation for Reliable Embodied planning
+    (CURE)' was cut at its first lowercase word and refused as a description."""
+    text = ("In this paper, we present Combined Tile estimation for Reliable Orbit planning "
+            "(CTROP), which splits uncertainty in two. CTROP plans better.")
+    kept, _ = _methods(text, ["Combined Tile estimation for Reliable Orbit planning (CTROP)"])
+    assert kept == ["CTROP"]

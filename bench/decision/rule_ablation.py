@@ -75,7 +75,11 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
         ("papersift.extract.domain.rules.gain_numbers._TIMES_NUMBER_AFTER", _NEVER),
         ("papersift.extract.domain.rules.gain_numbers._TIMES_NUMBER_BEFORE", _NEVER),
         ("papersift.extract.domain.rules.gain_numbers._NAME_BEFORE", _NEVER),
-        ("papersift.extract.domain.rules.gain_numbers._COUNTED_AFTER", _NEVER)],
+        ("papersift.extract.domain.rules.gain_numbers._COUNTED_AFTER", _NEVER),
+        ("papersift.extract.domain.rules.gain_numbers._PLUS_COUNT_AFTER", _NEVER)],
+    "a baseline's scores in parentheses (gains)": [
+        ("papersift.extract.domain.rules.gain_numbers.baseline_score",
+         lambda text, start: False)],
 }
 
 

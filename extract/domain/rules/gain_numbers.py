@@ -42,7 +42,7 @@ _LICENCE_AFTER = re.compile(r"^\s+licen[cs]e\b", re.I)
 # the size of what was collected
 _SIZE_BEFORE = re.compile(
     r"\b(contain\w*|consist\w*\s+of|compris\w*|a\s+total\s+of|in\s+total|total(l)?ing|"
-    r"on\s+average|an\s+average\s+of)\s+(?:over\s+|about\s+|nearly\s+|more\s+than\s+|"
+    r"on\s+average|an\s+average\s+of|averaging)\s+(?:over\s+|about\s+|nearly\s+|more\s+than\s+|"
     r"approximately\s+|roughly\s+)?\$?\s*$", re.I)
 # a sentence that states a result: its words
 _RESULT_SENTENCE = re.compile(
@@ -79,6 +79,14 @@ _UNIT_AFTER = re.compile(r"^\s*(?:\\?%|x\b|×|pp\b|points?\b|times\b|percent)", 
 _COUNTED_AFTER = re.compile(
     r"^\s+([\w-]+)(?:\s+and\s+\d+\s+[\w-]+)?\s+(?:[\w-]+\s+)?(?:datasets|benchmarks|"
     r"corpora|environments|tasks|languages|domains)\b")
+# '30+ proprietary LLMs', '40+ task categories': 'N+' then words, not a unit
+_PLUS_COUNT_AFTER = re.compile(r"^\+\s+(?!(?:points?|pp|times|percent|x)\b)[A-Za-z]")
+# 'outperforming A-7B (..) and B ': a comparison word, then only names, lists and
+# parentheses up to where the number's parenthesis opens; the last name is capitalised
+_COMPARED_NAMES_BEFORE = re.compile(
+    r"\b(?:outperform\w*|surpass\w*|beat\w*|than|over|compared\s+(?:to|with)|versus|vs\.?)"
+    r"\s+(?:[\w.@+-]+(?:\s*\([^()]*\))?(?:\s*,)?\s+){0,5}?"
+    r"(?<![\w.@+-])[A-Z][\w.@+-]*\s*$")
 _OPEN_QUESTION = re.compile(
     r"\b(leaves?\s+(?:\w+\s+){0,3}open|open\s+(?:question|problem)s?|remains?\s+open|"
     r"we\s+conjecture|leaves?\s+(?:\w+\s+){0,5}(?:to|for)\s+future\s+work)\b", re.I)
@@ -156,6 +164,8 @@ def is_count_or_name(text: str, number: float, start: int, end: int) -> bool:
         return True
     if _AT_BEFORE.search(before) and not _AT_NOT.match(after):
         return True  # an operating point: 'at 50% sparsity'
+    if baseline_score(text, start):
+        return True  # 'outperforming X-7B (73.0% and 7.5%)': the baseline's numbers
     if not number.is_integer() or "." in text[start:end]:
         return False
     if _RANK_BEFORE.search(before) or _TIMES_NUMBER_AFTER.match(after) \
@@ -170,10 +180,22 @@ def is_count_or_name(text: str, number: float, start: int, end: int) -> bool:
         return True  # a version that ends a name: 'AlpacaEval 2', 'MATH 500' is not one
     if re.match(rf"^\s*\([A-Za-z-]+{int(number)}\)", after):
         return True  # a name's number that its acronym repeats: 'Segment Anything 2 (SAM2)'
+    if _PLUS_COUNT_AFTER.match(after):
+        return True  # '30+ proprietary and open-source LLMs', '40+ task categories'
     counted = _COUNTED_AFTER.match(after)
     if counted and counted.group(1).lower() not in _NOT_PLURAL_NOUNS:
         return True  # '9 NLU and 2 Generation datasets': how many datasets
     return bool(_VERSION_BETWEEN[0].search(before) and _VERSION_BETWEEN[1].match(after))
+
+
+def baseline_score(text: str, start: int) -> bool:
+    """Whether the number sits in a parenthesis right after a name the sentence compares
+    the paper's method with ('outperforming InternLM2-7B (73.0% and 7.5%) and TheoremLlama
+    (50.1% and 4.0%)'): the baseline's scores, not the paper's result."""
+    paren = text.rfind("(", max(0, start - 40), start)
+    if paren < 0 or ")" in text[paren:start]:
+        return False
+    return bool(_COMPARED_NAMES_BEFORE.search(text[max(0, paren - 160):paren]))
 
 
 def _in_math(text: str, start: int) -> bool:
