@@ -77,6 +77,7 @@ def test_ranges_from_a_to_b_stay_a_range() -> None:
     # random7 (tune): a rank, a size written as a product, a version that ends a name
     ("Mira ranks consistently among the top 3 across all evaluated models.", "3"),
     ("After tuning a $256 \\times 256$ generator, Mira beats larger ones.", "256"),
+    ("After tuning a $128 \\\\times 128$ generator, Mira wins.", "128"),  # doubled escape
     ("Mira wins by 4.1 points on TileEval 2 and ranks first overall.", "2"),
     # random9 (tune): a number its acronym repeats, a count of datasets in a list
     ("We note that Tile Anything 2 (TA2) gives strong masks.", "2"),

@@ -70,8 +70,8 @@ _POWER_BEFORE = re.compile(r"\^\s*\{?\s*-?\s*$")
 # 'ranking among the top 3', 'top-1': a rank or a cut-off, not a result
 _RANK_BEFORE = re.compile(r"\btop[-\s]?\$?$", re.I)
 # '$512 \\times 512$', '64x64': a size written as a product
-_TIMES_NUMBER_AFTER = re.compile(r"^\s*(?:\\times|×|x)\s*\d")
-_TIMES_NUMBER_BEFORE = re.compile(r"\d\s*(?:\\times|×|x)\s*$")
+_TIMES_NUMBER_AFTER = re.compile(r"^\s*(?:\\+times|×|x)\s*\d")  # '\\times' too
+_TIMES_NUMBER_BEFORE = re.compile(r"\d\s*(?:\\+times|×|x)\s*$")
 # 'AlpacaEval 2', 'Llama 3': a small number right after a name with inner capitals
 _NAME_BEFORE = re.compile(r"\b[A-Z][A-Za-z-]*[a-z][A-Z][\w-]*\s$|\b[A-Z][a-z]+[A-Z]+\s$")
 _UNIT_AFTER = re.compile(r"^\s*(?:\\?%|x\b|×|pp\b|points?\b|times\b|percent)", re.I)
