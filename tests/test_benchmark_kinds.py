@@ -301,3 +301,13 @@ def test_a_resource_named_by_an_acronym_in_parentheses_before_its_kind_word() ->
     flags = {b.name: b.introduced for b in got.extraction.benchmarks}
     assert flags == {"BoneTile": True, "OrbitEval-CGR": True, "TRE": True}
     assert any("a size or count" in reason for reason in got.rejected)
+
+
+def test_a_resource_named_after_a_capitalised_expansion_is_introduced_by_the_verb_before_it(
+) -> None:
+    """random7 (tune): 'we propose the Panel Understanding and Operation (PUO) benchmark':
+    the 'and' inside the expansion is no list of other names."""
+    text = ("We propose the Tile Understanding and Orbit (TUO) benchmark of panel images, "
+            "and we test OrbitNet on it.")
+    got = assemble(_draft(["OrbitNet"], []), text)
+    assert {b.name: b.introduced for b in got.extraction.benchmarks} == {"TUO": True}

@@ -177,8 +177,10 @@ def _introduced(item: DraftBenchmark, text: str, sentence: tuple[int, int], star
     """Whether the paper creates it: a creation word right before or after the name ('our
     new X', 'X, a new benchmark') says so even when the model missed it; otherwise the
     model's flag is kept only when the sentence uses a creation verb."""
-    before = _CUE_BEFORE.search(text[sentence[0]:start])
-    source = built_from(text, sentence[0], start)
+    named = _EXPANSION_BEFORE.search(text, max(sentence[0], start - 120), start)
+    lead = named.start() if named else start  # 'propose the Panel ... Operation (PUO)'
+    before = _CUE_BEFORE.search(text[sentence[0]:lead])
+    source = built_from(text, sentence[0], lead)
     if before and " and " not in before.group(2) and not source:
         return True
     if _CUE_AFTER.search(text[end:sentence[1]]):
@@ -187,6 +189,10 @@ def _introduced(item: DraftBenchmark, text: str, sentence: tuple[int, int], star
         and not source and not known_benchmark(text[start:end])
 
 
+# The capitalised expansion right before a name in parentheses: 'the Panel Understanding
+# and Operation (' before 'PUO'.
+_EXPANSION_BEFORE = re.compile(
+    r"(?:[A-Z][\w'’-]*\s+(?:(?:and|of|for|the|in|on|to|&)\s+)?)+\($")
 # Words that make the name after them a source of what the paper creates, not the
 # creation: 'graphs over nuScenes', 'annotations from captions in YouCook2 and ActivityNet'.
 _SOURCE_WORDS = frozenset({"from", "over", "in", "on", "of", "using", "upon", "atop",
