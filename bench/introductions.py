@@ -8,7 +8,8 @@ paper's own conference file (``../shared/conferences``, the collection it was dr
 from), and judged as `papersift run` judges it (extract/domain/rules/used_elsewhere.py).
 Prints, per set, the `introduced` accuracy on benchmarks matched to gold before and after,
 and each flag the evidence changed, right or wrong. The tune sets are random1's tune half,
-random3, random5 and random6; ``--heldout`` scores random1's held-out half, random2 and random4.
+random3, random5, random6, random7, random9 and random10; ``--heldout`` scores random1's
+held-out half, random2, random4 and random8.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ REPO = Path(__file__).resolve().parents[1]
 GOLD = REPO / "bench" / "gold"
 DRAFTS = "drafts.qwen2.5-coder-1.5b.jsonl"
 TUNE = (("random1 tune", "random1", "tune"), ("random3 tune", "random3", "tune"),
-        ("random5 tune", "random5", "tune"), ("random6 tune", "random6", "tune"))
+        ("random5 tune", "random5", "tune"), ("random6 tune", "random6", "tune"),
+        ("random7 tune", "random7", "tune"), ("random9 tune", "random9", "tune"),
+        ("random10 tune", "random10", "tune"))
 HELDOUT = (("random1 held-out", "random1", "heldout"), ("random2", "random2", "heldout"),
-           ("random4", "random4", "heldout"))
+           ("random4", "random4", "heldout"), ("random8", "random8", "heldout"))
 
 
 def _source_files(folder: Path) -> dict[str, str]:

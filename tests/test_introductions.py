@@ -82,6 +82,9 @@ def test_the_own_cue_sits_next_to_the_name() -> None:
     assert own_cue("FooBench", "We introduce FooBench, a benchmark of 1k tasks.")
     assert own_cue("FooBench", "FooBench, a new benchmark for agents, is released.")
     assert not own_cue("YouCook2", "We build on YouCook2 and introduce a new dataset.")
+    # random7 (tune): 'our method on ...' is no cue for what the method runs on
+    assert not own_cue("TileNet", "We evaluate our method on nine TileNet-pretrained models.")
+    assert own_cue("TileSet", "We release our new TileSet corpus.")
     assert not own_cue("FooBench", "Experiments on FooBench show gains.")
 
 

@@ -28,7 +28,8 @@ MIN_NAME_CHARS = 3
 _CUE_BEFORE = re.compile(
     r"(\b(we|our|this\s+(?:paper|work))\b[^.;]{0,60}?\b(introduc|present|propos|construct|"
     r"build|built|creat|collect|curat|releas|develop|design|contribut|establish)\w*"
-    r"|\b(our|new|novel)(\s+[\w-]+){0,3})"
+    r"|\b(our|new|novel)(\s+(?!(?:on|from|using|upon|of|over|in|with|based|existing|and)\b)"
+    r"[\w-]+){0,3})"
     r"(?:(?!\b(?:on|from|using|upon|of|over|in|with|extend\w*|based|existing|and)\b)[^.;]){0,50}$",
     re.I)
 # ... or right after it: 'X, a new benchmark', 'X (ours), the first dataset'
