@@ -89,16 +89,35 @@ def stored_batches(db: str | Path) -> QueryResult:
     )
 
 
+# The papers a user's words name: a paper_id (or 12+ of its first characters), a source
+# id or words of a title. Five parameters, all the user's words.
+_WANTED_PAPERS = (
+    "WITH titled AS (SELECT paper_id, any_value(title) AS title, "
+    "list(DISTINCT source_id) AS source_ids FROM sources GROUP BY paper_id), "
+    "wanted AS (SELECT p.paper_id FROM papers p LEFT JOIN titled t USING (paper_id) "
+    "WHERE p.paper_id = ? OR (length(?) >= 12 AND p.paper_id LIKE ? || '%') "
+    "OR list_contains(t.source_ids, ?) OR t.title ILIKE '%' || ? || '%') ")
+
+
+def code_additions(db: str | Path, paper: str) -> QueryResult:
+    """What code stored in a paper's latest extraction that the model did not give, one
+    row per item with its reason; ``paper`` as for method_decisions."""
+    return run_sql(
+        db,
+        _WANTED_PAPERS +
+        "SELECT e.paper_id, t.title, unnest(e.added) AS added "
+        "FROM wanted w JOIN latest_extractions e USING (paper_id) "
+        "LEFT JOIN titled t USING (paper_id) ORDER BY e.paper_id",
+        [paper, paper, paper, paper, paper],
+    )
+
+
 def method_decisions(db: str | Path, paper: str) -> QueryResult:
     """The method decisions of a paper's latest extraction, best score first; ``paper``
     is its paper_id (or a prefix of it), its source id or words of its title."""
     return run_sql(
         db,
-        "WITH titled AS (SELECT paper_id, any_value(title) AS title, "
-        "list(DISTINCT source_id) AS source_ids FROM sources GROUP BY paper_id), "
-        "wanted AS (SELECT p.paper_id FROM papers p LEFT JOIN titled t USING (paper_id) "
-        "WHERE p.paper_id = ? OR (length(?) >= 12 AND p.paper_id LIKE ? || '%') "
-        "OR list_contains(t.source_ids, ?) OR t.title ILIKE '%' || ? || '%') "
+        _WANTED_PAPERS +
         "SELECT d.paper_id, t.title, d.name, d.outcome, d.score, d.features, d.weights "
         "FROM wanted w JOIN method_decisions d USING (paper_id) "
         "LEFT JOIN titled t USING (paper_id) ORDER BY d.paper_id, d.score DESC",

@@ -354,16 +354,20 @@ def runs(db: Path, limit: int, fmt: str) -> None:
 @db_option
 @known_errors
 def explain(paper: str, db: Path) -> None:
-    """Why each name that may be PAPER's method was kept, flagged or refused.
+    """Why each name that may be PAPER's method was kept, flagged or refused, and what
+    code added that the model did not give.
 
     PAPER is a paper_id (or its first 12+ characters), a source id or words of a title.
     Each line gives the decision's score (the probability that the name is the paper's
-    own method) and the features that pushed hardest toward the outcome.
+    own method) and the features that pushed hardest toward the outcome; then each
+    benchmark or gain code found in the abstract itself, with its reason.
     """
-    from papersift.extract.interface.explain import explain_paper
+    from papersift.extract.interface.explain import added_by_code, explain_paper
 
+    items = explain_paper(db, paper)
+    added = added_by_code(db, paper)
     shown = None
-    for item in explain_paper(db, paper):
+    for index, item in enumerate(items):
         if item.paper_id != shown:
             shown = item.paper_id
             click.echo(f"{item.title or '(no title)'}  [{item.paper_id[:19]}]")
@@ -371,6 +375,11 @@ def explain(paper: str, db: Path) -> None:
         click.echo(f"  {item.outcome:8} {item.score:.2f}  {item.name}{stale}")
         for reason in item.reasons:
             click.echo(f"             - {reason}")
+        last = index + 1 == len(items) or items[index + 1].paper_id != item.paper_id
+        if last and added.get(item.paper_id):
+            click.echo("  added by code (not in the model's answer):")
+            for line in added[item.paper_id]:
+                click.echo(f"             - {line}")
 
 
 @cli.command()

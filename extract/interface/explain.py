@@ -1,5 +1,6 @@
 """`papersift explain`: why each name that may be a paper's method was kept, flagged or
-refused, from the decisions its latest extraction stored (see domain/rules/method_decision.py)."""
+refused, from the decisions its latest extraction stored (see domain/rules/method_decision.py),
+and what code stored that the model's answer did not give, with why."""
 
 from __future__ import annotations
 
@@ -40,3 +41,14 @@ def explain_paper(db: str | Path, paper: str, count: int = 3) -> list[Explained]
         explained.append(Explained(paper_id, title, name, outcome, float(score), reasons,
                                    version != weights.version))
     return explained
+
+
+def added_by_code(db: str | Path, paper: str) -> dict[str, list[str]]:
+    """By paper_id: the benchmarks and gains code stored that the model did not give,
+    each with its reason ("benchmark 'MMLU': a known dataset ...")."""
+    from papersift.warehouse import reads
+
+    added: dict[str, list[str]] = {}
+    for paper_id, _, line in reads.code_additions(db, paper).rows:
+        added.setdefault(paper_id, []).append(line)
+    return added

@@ -138,6 +138,7 @@ def extraction_rows(
          "items": items, "items_ungrounded": ungrounded,
          "items_rejected": len(assembled.rejected) if assembled is not None else 0,
          "rejected": assembled.rejected if assembled is not None else [],
+         "added": assembled.added if assembled is not None else [],
          "decisions": decisions_json(assembled.decisions) if assembled is not None else None,
          "created": _now()},
     )

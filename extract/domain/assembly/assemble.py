@@ -84,6 +84,8 @@ class Assembled:
     rejected: list[str] = field(default_factory=list)
     gain_attributes: list[GainAttributes] = field(default_factory=list)  # parallel to gains
     decisions: list[Decision] = field(default_factory=list)  # one per method candidate
+    # what code stored that the model did not give, and why (methods: see decisions)
+    added: list[str] = field(default_factory=list)
 
     def alignment(self, field_name: str, index: int) -> Alignment:
         """The evidence sentence's span with the status of the item's own match."""
@@ -247,7 +249,11 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
     rejected: list[str] = []
     decisions: list[Decision] = []
     draft = _without_urls(with_latex_backslashes(draft))
+    given = _word_sets(draft)  # what the model named, before code adds anything
+    why_added: dict[str, str] = {}
     draft, headline, titled_benchmark = _from_title(draft, text, title)
+    if titled_benchmark:
+        why_added[name_key(titled_benchmark)] = "the title names it and the abstract writes it"
     tools = [b.name for b in draft.benchmarks if _called(b.name, text, called_a_tool)]
     if tools:  # 'BenchBench, a python package': the paper's tool, not a benchmark
         draft = draft.model_copy(update={
@@ -272,6 +278,8 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
     drafted = _drafted_keys(draft)
     introduced += [text[a:b] for a, b in resources_in_apposition(text)
                    if name_key(text[a:b]) not in drafted and text[a:b] not in introduced]
+    why_added.update({name_key(n): "a proposal verb or an apposition presents it as a dataset "
+                      "or benchmark" for n in introduced})
     if named_benchmarks or introduced:  # 'CellularS2-Bench' as a method is a benchmark
         draft = draft.model_copy(update={
             "methods": [m for m in draft.methods if m not in named_benchmarks],
@@ -280,8 +288,12 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
                              for m in [*(cores[n] for n in named_benchmarks), *introduced])],
         })
     missed_names = missed_benchmarks(text, _drafted_keys(draft))
-    missed_names += [n for n in known_benchmarks_in(text, _drafted_keys(draft))
-                     if n not in missed_names]
+    why_added.update({name_key(n): "the abstract's words call it a dataset or benchmark"
+                      for n in missed_names})
+    known = [n for n in known_benchmarks_in(text, _drafted_keys(draft)) if n not in missed_names]
+    why_added.update({name_key(n): "a known dataset (rules/known_benchmarks.txt) the abstract "
+                      "names" for n in known})
+    missed_names += known
     if missed_names:  # 'on Yelp, Amazon and MovieLens datasets': the model wrote only Yelp
         draft = draft.model_copy(update={"benchmarks": [
             *draft.benchmarks, *(DraftBenchmark(name=n, new=False) for n in missed_names)]})
@@ -297,7 +309,11 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
                             lambda t, n, a, b: a >= background and not not_a_result(t, n, a, b)
                             and not is_condition(t, a, b) and not is_count_or_name(t, n, a, b))
     if missed and len(draft.gains) + len(missed) <= 12:
+        given_values = {_number(g.value) for g in draft.gains}
+        found_values = {_number(g.value) for g in missed} - given_values - {None}
         draft = draft.model_copy(update={"gains": [*draft.gains, *missed]})
+    else:
+        found_values = set()
     gains, gain_found, gain_attributes = ground_gains(draft, text, spans, rejected)
     tasks, task_found = _capped("tasks", tasks, task_found, rejected)
     methods, method_found = _capped("methods", methods, method_found, rejected)
@@ -308,6 +324,10 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
         contribution_types=_types(draft, benchmarks, text),
         tasks=tasks, methods=methods, benchmarks=benchmarks, claimed_gains=gains,
     )
+    added = [f"benchmark {b.name!r}: {why_added[name_key(b.name)]}" for b in benchmarks
+             if name_key(b.name) in why_added and not _among(b.name, given)]
+    added += [f"gain {g.value:g}: a result number the model left out, in a sentence that "
+              "reports results" for g in gains if g.value in found_values]
     return Assembled(
         extraction,
         {"tasks": task_found, "methods": method_found, "benchmarks": bench_found,
@@ -315,4 +335,25 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
         rejected,
         gain_attributes,
         decisions,
+        added,
     )
+
+
+def _word_sets(draft: PaperDraft) -> list[frozenset[str]]:
+    """The words of every method and benchmark name the draft holds."""
+    return [frozenset(re.findall(r"\w+", name.lower()))
+            for name in [*draft.methods, *(b.name for b in draft.benchmarks)]]
+
+
+def _among(name: str, given: list[frozenset[str]]) -> bool:
+    """Whether a stored name is one the model gave, whole or trimmed ('da Vinci Surgical
+    System' -> 'Vinci Surgical System', 'FineAction-CGR benchmark' -> 'FineAction-CGR')."""
+    words = frozenset(re.findall(r"\w+", name.lower()))
+    return bool(words) and any(words <= other for other in given)
+
+
+def _number(written: str) -> float | None:
+    try:
+        return float(written.replace(",", ""))
+    except ValueError:
+        return None
