@@ -33,7 +33,7 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 __all__ = ["CORPUS", "CORPUS_RECORDING", "RECORDINGS", "ROOT", "ScriptedServer",
-           "chat_completion", "ok", "stored_rows"]
+           "chat_completion", "ok", "run_one_abstract", "stored_rows"]
 
 
 @pytest.fixture(autouse=True)
@@ -84,6 +84,22 @@ def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     db = tmp_path_factory.mktemp("corpus") / "corpus.duckdb"
     replay_corpus(db)
+    return db
+
+
+def run_one_abstract(tmp_path: Path, title: str, abstract: str, draft: dict[str, Any]) -> Path:
+    """A warehouse holding one titled abstract, extracted from ``draft`` served at the HTTP
+    boundary (a hand-written fake answer) by a fake endpoint; its path."""
+    from papersift.extract.access.llm import Endpoint
+    from papersift.extract.interface.app import RunSettings, run_inputs
+
+    corpus = tmp_path / "one.txt"
+    corpus.write_text(f"{title}\n\n{abstract}\n", encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    server = ScriptedServer([ok(draft)])
+    run_inputs([str(corpus)], RunSettings(db=db, use_cache=False), transport=server.transport(),
+               endpoint=Endpoint(base_url="http://fake.test/v1", model="gpt-4o-mini",
+                                 api_key="sk-test"))
     return db
 
 

@@ -8,13 +8,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from papersift.extract.access.llm import Endpoint
 from papersift.extract.domain.assembly.assemble import assemble
-from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.interface.cli import cli
 from papersift.schemas import PaperDraft
-from papersift.testing.mock import ScriptedServer, ok
-from tests.conftest import stored_rows
+from tests.conftest import run_one_abstract, stored_rows
 
 ABSTRACT = (
     "Tile agents plan poorly. We propose TilePlanner, an agent that plans with tiles. "
@@ -38,13 +35,7 @@ def test_assembly_says_what_code_added_and_why() -> None:
 
 
 def test_the_additions_are_stored_and_explained(tmp_path: Path) -> None:
-    corpus = tmp_path / "one.txt"
-    corpus.write_text(f"Tile Planning\n\n{ABSTRACT}\n", encoding="utf-8")
-    db = tmp_path / "w.duckdb"
-    server = ScriptedServer([ok(DRAFT)])
-    run_inputs([str(corpus)], RunSettings(db=db, use_cache=False), transport=server.transport(),
-               endpoint=Endpoint(base_url="http://fake.test/v1", model="gpt-4o-mini",
-                                 api_key="sk-test"))
+    db = run_one_abstract(tmp_path, "Tile Planning", ABSTRACT, DRAFT)
     [(added,)] = stored_rows(db, "SELECT added FROM latest_extractions")
     assert len(added) == 3 and any(line.startswith("benchmark 'GSM8K': a known dataset")
                                    for line in added)

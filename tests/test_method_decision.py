@@ -13,7 +13,6 @@ from click.testing import CliRunner
 
 from bench.decision import train
 from bench.decision.regrade import headline, regrade
-from papersift.extract.access.llm import Endpoint
 from papersift.extract.domain.assembly.assemble import assemble
 from papersift.extract.domain.rules.method_decision import (
     AGAINST,
@@ -24,11 +23,9 @@ from papersift.extract.domain.rules.method_decision import (
     decide,
     load_weights,
 )
-from papersift.extract.interface.app import RunSettings, run_inputs
 from papersift.extract.interface.cli import cli
 from papersift.schemas import PaperDraft
-from papersift.testing.mock import ScriptedServer, ok
-from tests.conftest import stored_rows
+from tests.conftest import run_one_abstract, stored_rows
 
 REPO = Path(__file__).resolve().parents[1]
 ABSTRACT = (
@@ -119,13 +116,7 @@ def test_the_training_sets_score_no_worse_than_the_old_rules() -> None:
 
 
 def test_decisions_are_stored_and_explained(tmp_path: Path) -> None:
-    corpus = tmp_path / "one.txt"
-    corpus.write_text(f"Graph Papers\n\n{ABSTRACT}\n", encoding="utf-8")
-    db = tmp_path / "w.duckdb"
-    server = ScriptedServer([ok(DRAFT)])
-    run_inputs([str(corpus)], RunSettings(db=db, use_cache=False), transport=server.transport(),
-               endpoint=Endpoint(base_url="http://fake.test/v1", model="gpt-4o-mini",
-                                 api_key="sk-test"))
+    db = run_one_abstract(tmp_path, "Graph Papers", ABSTRACT, DRAFT)
     rows = stored_rows(db, "SELECT name, outcome, weights FROM method_decisions ORDER BY name")
     assert [(name, outcome) for name, outcome, _ in rows] == [
         ("Exphormer", "refused"), ("GraphGPS", "refused"), ("PathFormer", "kept")]
