@@ -44,3 +44,16 @@ def test_the_additions_are_stored_and_explained(tmp_path: Path) -> None:
     assert shown.exit_code == 0, shown.output
     assert "added by code (not in the model's answer):" in shown.output
     assert "benchmark 'OrbitSet': the abstract's words call it a dataset" in shown.output
+
+
+def test_a_paper_with_additions_but_no_method_candidate_is_explained(tmp_path: Path) -> None:
+    abstract = ("Tile agents are studied widely. Results on MMLU and GSM8K show that larger "
+                "tile models plan better.")
+    draft = {"tasks": ["tile planning"], "methods": [],
+             "benchmarks": [{"name": "MMLU", "new": False}], "gains": [],
+             "types": ["empirical_analysis"]}
+    db = run_one_abstract(tmp_path, "Tile Study", abstract, draft)
+    paper_id = stored_rows(db, "SELECT paper_id FROM papers")[0][0]
+    shown = CliRunner().invoke(cli, ["explain", paper_id[:20], "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
+    assert "benchmark 'GSM8K': a known dataset" in shown.output

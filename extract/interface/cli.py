@@ -376,10 +376,18 @@ def explain(paper: str, db: Path) -> None:
         for reason in item.reasons:
             click.echo(f"             - {reason}")
         last = index + 1 == len(items) or items[index + 1].paper_id != item.paper_id
-        if last and added.get(item.paper_id):
-            click.echo("  added by code (not in the model's answer):")
-            for line in added[item.paper_id]:
-                click.echo(f"             - {line}")
+        if last:
+            _echo_added(added.pop(item.paper_id, []))
+    for paper_id, lines in added.items():  # papers with additions but no method candidate
+        click.echo(f"[{paper_id[:19]}]")
+        _echo_added(lines)
+
+
+def _echo_added(lines: list[str]) -> None:
+    if lines:
+        click.echo("  added by code (not in the model's answer):")
+        for line in lines:
+            click.echo(f"             - {line}")
 
 
 @cli.command()

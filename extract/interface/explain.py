@@ -30,7 +30,7 @@ def explain_paper(db: str | Path, paper: str, count: int = 3) -> list[Explained]
     from papersift.warehouse import reads
 
     rows = reads.method_decisions(db, paper).rows
-    if not rows:
+    if not rows and not reads.code_additions(db, paper).rows:
         raise PapersiftError(
             f"no method decisions for {paper!r} in {db}: no paper matches it, or its latest "
             "extraction predates the calibrated decision (extract it again)")
