@@ -72,6 +72,11 @@ def test_a_class_of_models_is_never_the_paper_s_method_even_after_a_proposal_ver
                            "preferences"]), text, "Jump Starting Bandits with LLM Priors")
     assert got.extraction.methods == []
     assert any("an established method or model" in reason for reason in got.rejected)
+    # random10 (tune): words that only grade a class leave it a class
+    from papersift.extract.domain.rules.established import a_class_of_models
+
+    assert a_class_of_models("SOTA LLMs") and a_class_of_models("frontier VLMs")
+    assert not a_class_of_models("SOTA TileNet")
 
 
 def test_a_version_glued_to_a_known_model_and_a_known_name_code_finds_are_not_the_paper_s(

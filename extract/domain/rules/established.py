@@ -43,8 +43,15 @@ def _classes() -> frozenset[str]:
 
 
 def a_class_of_models(name: str) -> bool:
-    """'LLMs', 'Vision-Language Models': a class of models, never one paper's own."""
-    return name_key(name, "method") in _classes()
+    """'LLMs', 'Vision-Language Models', 'SOTA LLMs': a class of models (after words that
+    only grade it), never one paper's own."""
+    return name_key(_GRADING.sub("", name.strip()), "method") in _classes()
+
+
+# Words that grade a class without naming one: 'SOTA LLMs', 'frontier VLMs'.
+_GRADING = re.compile(r"^(?:(?:SOTA|state-of-the-art|frontier|open-source|closed-source|"
+                      r"proprietary|existing|popular|leading|modern|current|recent)\s+)+",
+                      re.I)
 
 
 def established_method(name: str) -> bool:
