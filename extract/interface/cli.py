@@ -33,6 +33,7 @@ from papersift.extract.interface.entities_cli import entities
 from papersift.warehouse.choices import DEFAULT_TIMEOUT_S, FORMATS
 
 if TYPE_CHECKING:
+    from papersift.extract.interface.explain import Explained
     from papersift.warehouse.query import Prepare
 
 # Each command imports the library it calls inside its body: `papersift --help` and
@@ -364,30 +365,23 @@ def explain(paper: str, db: Path) -> None:
     """
     from papersift.extract.interface.explain import added_by_code, explain_paper
 
-    items = explain_paper(db, paper)
+    decided: dict[str, list[Explained]] = {}
+    for item in explain_paper(db, paper):
+        decided.setdefault(item.paper_id, []).append(item)
     added = added_by_code(db, paper)
-    shown = None
-    for index, item in enumerate(items):
-        if item.paper_id != shown:
-            shown = item.paper_id
-            click.echo(f"{item.title or '(no title)'}  [{item.paper_id[:19]}]")
-        stale = " (older weights)" if item.weights_changed else ""
-        click.echo(f"  {item.outcome:8} {item.score:.2f}  {item.name}{stale}")
-        for reason in item.reasons:
-            click.echo(f"             - {reason}")
-        last = index + 1 == len(items) or items[index + 1].paper_id != item.paper_id
-        if last:
-            _echo_added(added.pop(item.paper_id, []))
-    for paper_id, lines in added.items():  # papers with additions but no method candidate
-        click.echo(f"[{paper_id[:19]}]")
-        _echo_added(lines)
-
-
-def _echo_added(lines: list[str]) -> None:
-    if lines:
-        click.echo("  added by code (not in the model's answer):")
-        for line in lines:
-            click.echo(f"             - {line}")
+    for paper_id in dict.fromkeys([*decided, *added]):  # papers with either, in order
+        items = decided.get(paper_id, [])
+        title, lines = added.get(paper_id, (items[0].title if items else None, []))
+        click.echo(f"{title or '(no title)'}  [{paper_id[:19]}]")
+        for item in items:
+            stale = " (older weights)" if item.weights_changed else ""
+            click.echo(f"  {item.outcome:8} {item.score:.2f}  {item.name}{stale}")
+            for reason in item.reasons:
+                click.echo(f"             - {reason}")
+        if lines:
+            click.echo("  added by code (not in the model's answer):")
+            for line in lines:
+                click.echo(f"             - {line}")
 
 
 @cli.command()

@@ -43,12 +43,12 @@ def explain_paper(db: str | Path, paper: str, count: int = 3) -> list[Explained]
     return explained
 
 
-def added_by_code(db: str | Path, paper: str) -> dict[str, list[str]]:
-    """By paper_id: the benchmarks and gains code stored that the model did not give,
-    each with its reason ("benchmark 'MMLU': a known dataset ...")."""
+def added_by_code(db: str | Path, paper: str) -> dict[str, tuple[str | None, list[str]]]:
+    """By paper_id: its title, and the benchmarks and gains code stored that the model
+    did not give, each with its reason ("benchmark 'MMLU': a known dataset ...")."""
     from papersift.warehouse import reads
 
-    added: dict[str, list[str]] = {}
-    for paper_id, _, line in reads.code_additions(db, paper).rows:
-        added.setdefault(paper_id, []).append(line)
+    added: dict[str, tuple[str | None, list[str]]] = {}
+    for paper_id, title, line in reads.code_additions(db, paper).rows:
+        added.setdefault(paper_id, (title, []))[1].append(line)
     return added

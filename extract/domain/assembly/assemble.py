@@ -62,6 +62,7 @@ from papersift.schemas import (
     PaperExtraction,
 )
 from papersift.schemas.draft import with_latex_backslashes
+from papersift.schemas.numbers import numbers_in
 from papersift.schemas.paper import ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id,
@@ -308,12 +309,11 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
     missed = missed_results(text, spans, {g.value for g in draft.gains}, unit_at,
                             lambda t, n, a, b: a >= background and not not_a_result(t, n, a, b)
                             and not is_condition(t, a, b) and not is_count_or_name(t, n, a, b))
+    found_values: set[float] = set()  # the numbers code added, as ground_gains reads them
     if missed and len(draft.gains) + len(missed) <= 12:
-        given_values = {_number(g.value) for g in draft.gains}
-        found_values = {_number(g.value) for g in missed} - given_values - {None}
+        found_values = {v for g in missed for v in numbers_in(g.value)[:1]} - {
+            v for g in draft.gains for v in numbers_in(g.value)[:1]}
         draft = draft.model_copy(update={"gains": [*draft.gains, *missed]})
-    else:
-        found_values = set()
     gains, gain_found, gain_attributes = ground_gains(draft, text, spans, rejected)
     tasks, task_found = _capped("tasks", tasks, task_found, rejected)
     methods, method_found = _capped("methods", methods, method_found, rejected)
@@ -351,9 +351,3 @@ def _among(name: str, given: list[frozenset[str]]) -> bool:
     words = frozenset(re.findall(r"\w+", name.lower()))
     return bool(words) and any(words <= other for other in given)
 
-
-def _number(written: str) -> float | None:
-    try:
-        return float(written.replace(",", ""))
-    except ValueError:
-        return None

@@ -126,11 +126,12 @@ def _drafted(draft: PaperDraft, text: str, spans: list[tuple[int, int]], rejecte
     candidates: list[_Candidate] = []
     for drafted_name in draft.methods:
         name = as_written(drafted_name, text)
-        defines = _TRAILING_PARENTHESIS.match(name)
-        if defines and looks_like_acronym(defines.group(2)) and find_name(name, text) \
-                and find_name(defines.group(2), text):
-            name = defines.group(2)  # 'Combined ... planning (CURE)': the acronym is the name
         drafted = find_name(name, text)
+        defines = _TRAILING_PARENTHESIS.match(name)
+        if drafted and defines and looks_like_acronym(defines.group(2)):
+            acronym = find_name(defines.group(2), text)
+            if acronym:  # 'Combined ... planning (CURE)': the acronym is the name
+                name, drafted = defines.group(2), acronym
         located = locate_method(name, text, rejected)
         if located is None or drafted is None:
             continue

@@ -15,6 +15,7 @@ from papersift.extract.domain.lookup.assemble_spans import (
     name_key,
     sentence_of,
 )
+from papersift.extract.domain.rules.benchmark_candidates import EXPANSION_WORD
 from papersift.extract.domain.rules.benchmark_kinds import (
     a_task_or_term,
     not_a_resource,
@@ -191,8 +192,7 @@ def _introduced(item: DraftBenchmark, text: str, sentence: tuple[int, int], star
 
 # The capitalised expansion right before a name in parentheses: 'the Panel Understanding
 # and Operation (' before 'PUO'.
-_EXPANSION_BEFORE = re.compile(
-    r"(?:[A-Z][\w'’-]*\s+(?:(?:and|of|for|the|in|on|to|&)\s+)?)+\($")
+_EXPANSION_BEFORE = re.compile(rf"(?:{EXPANSION_WORD})+\($")
 # Words that make the name after them a source of what the paper creates, not the
 # creation: 'graphs over nuScenes', 'annotations from captions in YouCook2 and ActivityNet'.
 _SOURCE_WORDS = frozenset({"from", "over", "in", "on", "of", "using", "upon", "atop",

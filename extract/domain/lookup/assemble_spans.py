@@ -144,13 +144,15 @@ def as_written(name: str, text: str) -> str:
     """The drafted name as the abstract writes it: without the markup the model copied
     around it ('$\\texttt{dattri}$' -> 'dattri'), and without a kind word it added that
     the text does not write after it."""
-    for pattern in (_WRAPPED, _KIND_TAIL):
-        if pattern is _KIND_TAIL and find_name(name, text) is not None:
-            break  # 'IPR framework' written so: the kind word stays
-        match = pattern.match(name.strip())
-        bare = match and next(group for group in match.groups() if group)
-        if bare and find_name(bare, text) is not None:
-            return bare
+    wrapped = _WRAPPED.match(name.strip())
+    bare = wrapped and (wrapped.group(1) or wrapped.group(2))
+    if bare and find_name(bare, text) is not None:
+        return bare
+    if find_name(name, text) is not None:
+        return name  # 'IPR framework' written so: the kind word stays
+    tail = _KIND_TAIL.match(name.strip())
+    if tail and find_name(tail.group(1), text) is not None:
+        return tail.group(1)
     return name
 
 

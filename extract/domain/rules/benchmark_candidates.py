@@ -34,8 +34,11 @@ _KIND_THEN_LIST = re.compile(
 _SPLIT = re.compile(_SEP)
 # 'the Scientists' First Exam (SFE) benchmark': a resource named by the acronym of its
 # capitalised expansion, the kind word after the parenthesis.
+# One capitalised word of an expansion, with a small joining word after it ('Panel
+# Understanding and Operation').
+EXPANSION_WORD = r"[A-Z][\w'’-]*\s+(?:(?:and|of|for|the|in|on|to|&)\s+)?"
 _DEFINED_RESOURCE = re.compile(
-    r"(?:[A-Z][\w'’-]*\s+(?:(?:and|of|for|the|in|on|to|&)\s+)?){1,8}"
+    rf"(?:{EXPANSION_WORD}){{1,8}}"
     r"\((?P<name>[A-Za-z0-9][\w-]{1,20})\)\s+(?:benchmark|dataset|corpus|suite)\b")
 # Words that start a sentence or a clause in title case; never a name on their own.
 _NOT_NAMES = frozenset({"The", "A", "An", "Our", "We", "This", "These", "Both", "All", "Each",

@@ -25,12 +25,12 @@ _NAMED = re.compile(r"[A-Z0-9]")
 MIN_NAME_CHARS = 3
 # The paper's own creation cue, right before the name: 'we introduce X', 'we construct a
 # new benchmark, X', 'our new X' (no 'on', 'from', 'using'... between: 'we build on X').
+_SOURCE = r"on|from|using|upon|of|over|in|with|based|existing|and"  # 'our method on X'
 _CUE_BEFORE = re.compile(
     r"(\b(we|our|this\s+(?:paper|work))\b[^.;]{0,60}?\b(introduc|present|propos|construct|"
     r"build|built|creat|collect|curat|releas|develop|design|contribut|establish)\w*"
-    r"|\b(our|new|novel)(\s+(?!(?:on|from|using|upon|of|over|in|with|based|existing|and)\b)"
-    r"[\w-]+){0,3})"
-    r"(?:(?!\b(?:on|from|using|upon|of|over|in|with|extend\w*|based|existing|and)\b)[^.;]){0,50}$",
+    rf"|\b(our|new|novel)(\s+(?!(?:{_SOURCE})\b)[\w-]+){{0,3}})"
+    rf"(?:(?!\b(?:{_SOURCE}|extend\w*)\b)[^.;]){{0,50}}$",
     re.I)
 # ... or right after it: 'X, a new benchmark', 'X (ours), the first dataset'
 _CUE_AFTER = re.compile(r"^\s*(\([^)]{0,40}\))?\s*[,:]?\s*(which\s+is\s+)?(a|an|the)\s+"
