@@ -37,6 +37,12 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     "random9": ("random2", "random3", "random4", "random5", "random6", "random7", "random8"),
     "random10": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
                  "random9"),
+    # a third clean held-out test, drawn in stop 36 and never read
+    "random11": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
+                 "random9", "random10"),
+    # a tune set drawn with it, for the gain decision
+    "random12": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
+                 "random9", "random10", "random11"),
 }
 
 
