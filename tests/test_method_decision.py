@@ -129,7 +129,7 @@ def test_decisions_are_stored_and_explained(tmp_path: Path) -> None:
     assert "a proposal verb introduces it ('we propose X')" in shown.output
     assert "a baseline, example or building block, by the words before it" in shown.output
     missing = CliRunner().invoke(cli, ["explain", "no such paper", "--db", str(db)])
-    assert missing.exit_code == 1 and "no method decisions for 'no such paper'" in missing.output
+    assert missing.exit_code == 1 and "no decisions for 'no such paper'" in missing.output
     flagged = CliRunner().invoke(cli, ["query", "flagged_methods", "--db", str(db),
                                        "--format", "csv"])
     assert flagged.exit_code == 0 and flagged.output.splitlines()[0].startswith("title,name")

@@ -101,7 +101,7 @@ _WANTED_PAPERS = (
 
 def code_additions(db: str | Path, paper: str) -> QueryResult:
     """What code stored in a paper's latest extraction that the model did not give, one
-    row per item with its reason; ``paper`` as for method_decisions."""
+    row per item with its reason; ``paper`` as for decisions."""
     return run_sql(
         db,
         _WANTED_PAPERS +
@@ -112,14 +112,19 @@ def code_additions(db: str | Path, paper: str) -> QueryResult:
     )
 
 
-def method_decisions(db: str | Path, paper: str) -> QueryResult:
-    """The method decisions of a paper's latest extraction, best score first; ``paper``
-    is its paper_id (or a prefix of it), its source id or words of its title."""
+_DECISION_VIEWS = {"methods": "method_decisions", "gains": "gain_decisions"}
+
+
+def decisions(db: str | Path, paper: str, field: str = "methods") -> QueryResult:
+    """The calibrated decisions of a paper's latest extraction for one field ("methods":
+    migration 0012, "gains": 0016), best score first; ``paper`` is its paper_id (or a
+    prefix of it), its source id or words of its title."""
+    view = _DECISION_VIEWS[field]
     return run_sql(
         db,
         _WANTED_PAPERS +
         "SELECT d.paper_id, t.title, d.name, d.outcome, d.score, d.features, d.weights "
-        "FROM wanted w JOIN method_decisions d USING (paper_id) "
+        f"FROM wanted w JOIN {view} d USING (paper_id) "
         "LEFT JOIN titled t USING (paper_id) ORDER BY d.paper_id, d.score DESC",
         [paper, paper, paper, paper, paper],
     )

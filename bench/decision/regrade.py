@@ -31,9 +31,10 @@ def read_drafts(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def assembled(paper: dict[str, Any], weights: Weights | None = None,
-              with_title: bool = True) -> Assembled:
+              with_title: bool = True, gain_weights: Weights | None = None) -> Assembled:
     draft = PaperDraft.model_validate(paper["draft"])
-    return assemble(draft, paper["text"], paper.get("title") if with_title else None, weights)
+    return assemble(draft, paper["text"], paper.get("title") if with_title else None, weights,
+                    gain_weights)
 
 
 def predicted(paper: dict[str, Any], result: Assembled) -> PredictedPaper:
@@ -49,12 +50,12 @@ def predicted(paper: dict[str, Any], result: Assembled) -> PredictedPaper:
 
 
 def regrade(drafts: Path, gold_path: Path, weights: Weights | None = None,
-            with_title: bool = True) -> dict[str, Any]:
+            with_title: bool = True, gain_weights: Weights | None = None) -> dict[str, Any]:
     gold = load_gold(gold_path)
     wanted = {p.paper_id for p in gold.papers}
     papers = [p for p in read_drafts(drafts) if p["paper_id"] in wanted]
-    return score(gold, [predicted(p, assembled(p, weights, with_title)) for p in papers], None,
-                 local=True)
+    return score(gold, [predicted(p, assembled(p, weights, with_title, gain_weights))
+                        for p in papers], None, local=True)
 
 
 def headline(metrics: dict[str, Any]) -> dict[str, float]:

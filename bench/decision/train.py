@@ -128,10 +128,12 @@ def prior(names: tuple[str, ...], rule_weight: float) -> np.ndarray:
 
 
 def _fit(found: list[Example], names: tuple[str, ...], strength: float,
-         rule_weight: float = PRIOR_RULE_WEIGHT) -> Fitted:
+         rule_weight: float = PRIOR_RULE_WEIGHT,
+         signs: tuple[frozenset[str], frozenset[str]] = (FOR, AGAINST)) -> Fitted:
     """Logistic regression (scipy's L-BFGS-B) with an L2 penalty toward the rules' prior
-    weights, keeping the signs that method_decision.FOR and AGAINST fix; ``strength`` is
-    the inverse penalty, as C in scikit-learn."""
+    weights, keeping the signs that ``signs`` fix (features that may only count for, and
+    only against; method_decision.FOR and AGAINST unless given); ``strength`` is the
+    inverse penalty, as C in scikit-learn."""
     x = _matrix(found, names)
     y = np.array([e.right for e in found], dtype=float)
     mean = prior(names, rule_weight)
@@ -144,7 +146,7 @@ def _fit(found: list[Example], names: tuple[str, ...], strength: float,
         grad = np.concatenate([[np.sum(p - y)], x.T @ (p - y) + pull / strength])
         return value, grad
 
-    bounds = [(None, None)] + [(0.0, None) if n in FOR else (None, 0.0) if n in AGAINST
+    bounds = [(None, None)] + [(0.0, None) if n in signs[0] else (None, 0.0) if n in signs[1]
                                else (None, None) for n in names]
     result = minimize(loss, np.concatenate([[0.0], mean]), jac=True, method="L-BFGS-B",
                       bounds=bounds)
@@ -152,13 +154,14 @@ def _fit(found: list[Example], names: tuple[str, ...], strength: float,
 
 
 def out_of_fold(found: list[Example], names: tuple[str, ...], strength: float,
-                rule_weight: float = PRIOR_RULE_WEIGHT) -> np.ndarray:
+                rule_weight: float = PRIOR_RULE_WEIGHT,
+                signs: tuple[frozenset[str], frozenset[str]] = (FOR, AGAINST)) -> np.ndarray:
     """Each candidate's score from a model fitted without its group."""
     scores = np.zeros(len(found))
     groups = sorted({e.group for e in found})
     for held in groups:
         train = [e for e in found if e.group != held]
-        model = _fit(train, names, strength, rule_weight)
+        model = _fit(train, names, strength, rule_weight, signs)
         rows = [i for i, e in enumerate(found) if e.group == held]
         scores[rows] = model.predict(_matrix([found[i] for i in rows], names))
     return scores
@@ -193,14 +196,21 @@ def thresholds(found: list[Example], scores: np.ndarray, gold_total: int,
     keep_at = round(best_f1 / 2, 2)
     while keep_at < 0.95 and field_figures(found, scores, keep_at, gold_total)[0] < min_precision:
         keep_at = round(keep_at + 0.01, 2)
+    return keep_at, flag_band(found, scores, keep_at, flag_precision)
+
+
+def flag_band(found: list[Example], scores: np.ndarray, keep_at: float,
+              flag_precision: float) -> float:
+    """How far below keep_at candidates are still right flag_precision of the time, out
+    of fold, judged once the band holds MIN_BAND candidates."""
     flag_at = keep_at
-    for t in sorted((t for t in grid if t < keep_at), reverse=True):
+    for t in sorted((i / 100 for i in range(5, 96) if i / 100 < keep_at), reverse=True):
         band = [e.right for e, s in zip(found, scores, strict=True) if t <= s < keep_at]
         # a band of a few candidates says nothing yet: one wrong name at 0.41 once ended it
         if len(band) >= MIN_BAND and sum(band) / len(band) < flag_precision:
             break
         flag_at = t
-    return keep_at, flag_at
+    return flag_at
 
 
 def train(names: tuple[str, ...], min_precision: float, flag_precision: float,

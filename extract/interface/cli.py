@@ -355,13 +355,15 @@ def runs(db: Path, limit: int, fmt: str) -> None:
 @db_option
 @known_errors
 def explain(paper: str, db: Path) -> None:
-    """Why each name that may be PAPER's method was kept, flagged or refused, and what
-    code added that the model did not give.
+    """Why each name that may be PAPER's method, and each number that may be one of its
+    results, was kept, flagged or refused, and what code added that the model did not
+    give.
 
     PAPER is a paper_id (or its first 12+ characters), a source id or words of a title.
     Each line gives the decision's score (the probability that the name is the paper's
-    own method) and the features that pushed hardest toward the outcome; then each
-    benchmark or gain code found in the abstract itself, with its reason.
+    own method, or that the number is a result it reports) and the features that pushed
+    hardest toward the outcome; then each benchmark or gain code found in the abstract
+    itself, with its reason.
     """
     from papersift.extract.interface.explain import added_by_code, explain_paper
 
@@ -375,7 +377,8 @@ def explain(paper: str, db: Path) -> None:
         click.echo(f"{title or '(no title)'}  [{paper_id[:19]}]")
         for item in items:
             stale = " (older weights)" if item.weights_changed else ""
-            click.echo(f"  {item.outcome:8} {item.score:.2f}  {item.name}{stale}")
+            label = f"gain {item.name}" if item.field == "gains" else item.name
+            click.echo(f"  {item.outcome:8} {item.score:.2f}  {label}{stale}")
             for reason in item.reasons:
                 click.echo(f"             - {reason}")
         if lines:

@@ -1,6 +1,7 @@
-"""`papersift explain`: why each name that may be a paper's method was kept, flagged or
-refused, from the decisions its latest extraction stored (see domain/rules/method_decision.py),
-and what code stored that the model's answer did not give, with why."""
+"""`papersift explain`: why each name that may be a paper's method, and each number that may
+be one of its results, was kept, flagged or refused, from the decisions its latest
+extraction stored (domain/rules/method_decision.py and gain_decision.py), and what code
+stored that the model's answer did not give, with why."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from papersift.errors import PapersiftError
+from papersift.extract.domain.rules import gain_decision
 from papersift.extract.domain.rules.method_decision import load_weights, reasons_for
 
 
@@ -17,7 +19,8 @@ class Explained:
 
     paper_id: str
     title: str | None
-    name: str
+    field: str  # "methods" or "gains"
+    name: str  # a gain's value as written
     outcome: str
     score: float
     reasons: list[str]  # the features that pushed toward the outcome, strongest first
@@ -25,21 +28,23 @@ class Explained:
 
 
 def explain_paper(db: str | Path, paper: str, count: int = 3) -> list[Explained]:
-    """The method decisions of the papers that ``paper`` names (an id, its prefix, a
-    source id or words of a title)."""
+    """The method and gain decisions of the papers that ``paper`` names (an id, its
+    prefix, a source id or words of a title), methods first."""
     from papersift.warehouse import reads
 
-    rows = reads.method_decisions(db, paper).rows
-    if not rows and not reads.code_additions(db, paper).rows:
-        raise PapersiftError(
-            f"no method decisions for {paper!r} in {db}: no paper matches it, or its latest "
-            "extraction predates the calibrated decision (extract it again)")
-    weights = load_weights()
+    judged = {"methods": (load_weights(), None),
+              "gains": (gain_decision.load_gain_weights(), gain_decision.EXPLAINED)}
     explained = []
-    for paper_id, title, name, outcome, score, features, version in rows:
-        reasons = reasons_for(list(features or []), outcome, weights, count)
-        explained.append(Explained(paper_id, title, name, outcome, float(score), reasons,
-                                   version != weights.version))
+    for field, (weights, words) in judged.items():
+        for paper_id, title, name, outcome, score, features, version in reads.decisions(
+                db, paper, field).rows:
+            reasons = reasons_for(list(features or []), outcome, weights, count, words)
+            explained.append(Explained(paper_id, title, field, name, outcome, float(score),
+                                       reasons, version != weights.version))
+    if not explained and not reads.code_additions(db, paper).rows:
+        raise PapersiftError(
+            f"no decisions for {paper!r} in {db}: no paper matches it, or its latest "
+            "extraction predates the calibrated decisions (extract it again)")
     return explained
 
 

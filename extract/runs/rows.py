@@ -26,6 +26,7 @@ from papersift.extract.domain.fields import (
     item_rows,
 )
 from papersift.extract.domain.lookup.grounding import Alignment, align
+from papersift.extract.domain.rules.gain_decision import load_gain_weights
 from papersift.extract.domain.rules.method_decision import decisions_json
 from papersift.extract.runs.jobs import UNKNOWN_FAILURE, Job
 from papersift.schemas import ClaimedGain, PaperDraft, PaperExtraction
@@ -139,7 +140,9 @@ def extraction_rows(
          "items_rejected": len(assembled.rejected) if assembled is not None else 0,
          "rejected": assembled.rejected if assembled is not None else [],
          "added": assembled.added if assembled is not None else [],
-         "decisions": decisions_json(assembled.decisions) if assembled is not None else None,
+         "decisions": decisions_json(assembled.decisions, gains=assembled.gain_decisions,
+                                     gain_weights=load_gain_weights())
+         if assembled is not None else None,
          "created": _now()},
     )
 

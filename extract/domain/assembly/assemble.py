@@ -22,6 +22,7 @@ from typing import TypeVar
 import annotated_types
 
 from papersift.extract.domain.assembly.assemble_gains import (
+    decide_gains,
     ground_gains,
     is_condition,
     not_a_result,
@@ -44,6 +45,7 @@ from papersift.extract.domain.rules.benchmark_candidates import missed_benchmark
 from papersift.extract.domain.rules.benchmark_kinds import BENCHMARK_NAME, a_task_or_term
 from papersift.extract.domain.rules.context_rules import background_end, resources_in_apposition
 from papersift.extract.domain.rules.gain_candidates import missed_results
+from papersift.extract.domain.rules.gain_decision import GainDecision, load_gain_weights
 from papersift.extract.domain.rules.gain_numbers import is_count_or_name
 from papersift.extract.domain.rules.known_benchmarks import known_benchmarks_in
 from papersift.extract.domain.rules.method_decision import Decision, Weights, load_weights
@@ -66,8 +68,10 @@ from papersift.schemas.numbers import numbers_in
 from papersift.schemas.paper import ContributionType
 
 # Bump when assembly changes what it stores for the same draft; part of the extraction id,
-# with the content hash of the method decision's weights (retrained weights store anew).
-ASSEMBLY_VERSION = f"assemble/32+{load_weights().version.removeprefix('sha256:')[:12]}"
+# with the content hashes of the method and gain decisions' weights (retrained weights
+# store anew).
+ASSEMBLY_VERSION = (f"assemble/33+{load_weights().version.removeprefix('sha256:')[:12]}"
+                    f"+{load_gain_weights().version.removeprefix('sha256:')[:12]}")
 
 _Item = TypeVar("_Item")
 
@@ -87,6 +91,7 @@ class Assembled:
     decisions: list[Decision] = field(default_factory=list)  # one per method candidate
     # what code stored that the model did not give, and why (methods: see decisions)
     added: list[str] = field(default_factory=list)
+    gain_decisions: list[GainDecision] = field(default_factory=list)  # one per grounded gain
 
     def alignment(self, field_name: str, index: int) -> Alignment:
         """The evidence sentence's span with the status of the item's own match."""
@@ -242,10 +247,12 @@ def _capped(field_name: str, items: list[_Item], found: list[Found | None],
 
 
 def assemble(draft: PaperDraft, text: str, title: str | None = None,
-             weights: Weights | None = None) -> Assembled:
+             weights: Weights | None = None, gain_weights: Weights | None = None
+             ) -> Assembled:
     """Ground a draft in its abstract: the stored extraction plus how each item was found.
     ``title``, when the input has one, may name the paper's method (see _from_title).
-    ``weights``: the method decision's, when not the shipped ones (for training)."""
+    ``weights`` and ``gain_weights``: the method and gain decisions', when not the shipped
+    ones (for training)."""
     spans = sentence_spans(text) or [(0, len(text))]
     rejected: list[str] = []
     decisions: list[Decision] = []
@@ -315,6 +322,10 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
             v for g in draft.gains for v in numbers_in(g.value)[:1]}
         draft = draft.model_copy(update={"gains": [*draft.gains, *missed]})
     gains, gain_found, gain_attributes = ground_gains(draft, text, spans, rejected)
+    gain_decisions: list[GainDecision] = []
+    gains, gain_found, gain_attributes = decide_gains(
+        gains, gain_found, gain_attributes, text, spans, found_values, rejected,
+        gain_decisions, gain_weights)
     tasks, task_found = _capped("tasks", tasks, task_found, rejected)
     methods, method_found = _capped("methods", methods, method_found, rejected)
     benchmarks, bench_found = _capped("benchmarks", benchmarks, bench_found, rejected)
@@ -336,6 +347,7 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
         gain_attributes,
         decisions,
         added,
+        gain_decisions,
     )
 
 

@@ -14,12 +14,19 @@ from papersift.extract.domain.lookup.assemble_spans import (
     sentence_of,
 )
 from papersift.extract.domain.rules.context_rules import background_end
+from papersift.extract.domain.rules.gain_decision import (
+    GainDecision,
+    decide_gain,
+    gain_features,
+    load_gain_weights,
+)
 from papersift.extract.domain.rules.gain_numbers import (
     is_count_or_name,
     leaves_open,
     link_numbers,
     states_no_measurement,
 )
+from papersift.extract.domain.rules.method_decision import Weights
 from papersift.schemas import ClaimedGain, DraftGain, PaperDraft
 from papersift.schemas.numbers import number_spans, numbers_in
 
@@ -134,6 +141,35 @@ def ground_gains(draft: PaperDraft, text: str, spans: list[tuple[int, int]],
         found.append(Found("exact", start, unit_end, (low, high_end)))
         attributes.append(grounded)
     return gains, found, attributes
+
+
+def decide_gains(gains: list[ClaimedGain], found: list[Found | None],
+                 attributes: list[GainAttributes], text: str, spans: list[tuple[int, int]],
+                 added: set[float], rejected: list[str], decisions: list[GainDecision],
+                 weights: Weights | None = None
+                 ) -> tuple[list[ClaimedGain], list[Found | None], list[GainAttributes]]:
+    """The grounded gains the calibrated decision keeps (rules/gain_decision.py), in order;
+    flagged and refused ones are noted in ``rejected`` with their score, and every
+    decision is appended to ``decisions``. ``added``: the values code added."""
+    weights = weights or load_gain_weights()
+    kept: list[int] = []
+    for index, (gain, spot) in enumerate(zip(gains, found, strict=True)):
+        if spot is None or gain.value is None:  # ground_gains gives each a spot and value
+            kept.append(index)
+            continue
+        features = gain_features(
+            text, spot.start, sentence_of(spans, spot.start, spot.end), gain.unit or "other",
+            gain.value,
+            added=gain.value in added, baseline=gain.baseline is not None,
+            dataset=gain.dataset is not None)
+        decision = decide_gain(gain.value, spot.start, spot.end, features, weights)
+        decisions.append(decision)
+        if decision.outcome == "kept":
+            kept.append(index)
+        else:
+            rejected.append(decision.note(weights))
+    return ([gains[i] for i in kept], [found[i] for i in kept],
+            [attributes[i] for i in kept])
 
 
 _VERSUS_BEFORE = re.compile(r"(\d[\d.,]*)\s*(?:\\?%)?\s*(?:vs\.?|versus)\s*$")

@@ -45,7 +45,7 @@ _SIZE_BEFORE = re.compile(
     r"on\s+average|an\s+average\s+of|averaging)\s+(?:over\s+|about\s+|nearly\s+|more\s+than\s+|"
     r"approximately\s+|roughly\s+)?\$?\s*$", re.I)
 # a sentence that states a result: its words
-_RESULT_SENTENCE = re.compile(
+RESULT_SENTENCE = re.compile(
     r"\b(outperform\w*|improv\w*|gain\w*|boost\w*|reduc\w*|better|surpass\w*|exceed\w*|"
     r"achiev\w*|reach\w*|attain\w*|faster|speed\w*|higher|lower|accuracy|score\w*)\b", re.I)
 # a sentence of proven guarantees: its numbers are bounds, not measurements
@@ -213,9 +213,9 @@ def states_no_measurement(sentence: str, before: str) -> str | None:
     result, or None: the size of what was collected, in a sentence that reports no result
     ('a dataset containing 6,000 ...', 'a total of 43 hours'), or a proven guarantee
     ('we prove ... at most 3 times', '... regret')."""
-    if _SIZE_BEFORE.search(before[-40:]) and not _RESULT_SENTENCE.search(sentence):
+    if _SIZE_BEFORE.search(before[-40:]) and not RESULT_SENTENCE.search(sentence):
         return "the size of what was collected"
-    if _GUARANTEE_SENTENCE.search(sentence) and not _RESULT_SENTENCE.search(
+    if _GUARANTEE_SENTENCE.search(sentence) and not RESULT_SENTENCE.search(
             _GUARANTEE_SENTENCE.sub("", sentence)):
         return "a proven guarantee, not a measurement"
     return None

@@ -15,10 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from papersift.extract.domain.rules.name_rules import METHOD_RULES
 
@@ -93,14 +94,16 @@ class Weights:
 
 def load_weights(path: Path | None = None) -> Weights:
     """The decision's weights: the shipped file unless another is named."""
-    return _load_weights(path or WEIGHTS_FILE)
+    return weights_from(path or WEIGHTS_FILE, FEATURES)
 
 
-@lru_cache(maxsize=8)
-def _load_weights(path: Path) -> Weights:
+@lru_cache(maxsize=16)
+def weights_from(path: Path, features: tuple[str, ...]) -> Weights:
+    """A calibrated decision's weights file, every weight naming one of ``features``
+    (the method decision's here, the gain decision's in gain_decision.py)."""
     raw = path.read_bytes()
     data = json.loads(raw)
-    unknown = set(data["weights"]) - set(FEATURES)
+    unknown = set(data["weights"]) - set(features)
     if unknown:
         raise ValueError(f"{path}: weights for unknown features {sorted(unknown)}")
     return Weights(bias=float(data["bias"]),
@@ -137,13 +140,15 @@ class Decision:
 
 
 def reasons_for(features: dict[str, float] | list[str], outcome: str, weights: Weights,
-                count: int = 3) -> list[str]:
-    """The features that pushed hardest toward the outcome, in words."""
+                count: int = 3, explained: dict[str, str] | None = None) -> list[str]:
+    """The features that pushed hardest toward the outcome, in words (``explained``: what
+    each feature says; the method decision's unless another is given)."""
     values = features if isinstance(features, dict) else dict.fromkeys(features, 1.0)
+    words = EXPLAINED if explained is None else explained
     sign = 1.0 if outcome == "kept" else -1.0
     pushes = sorted(((weights.weights.get(name, 0.0) * value * sign, name)
                      for name, value in values.items() if value), reverse=True)
-    return [EXPLAINED.get(name, name) for push, name in pushes[:count] if push > 0]
+    return [words.get(name, name) for push, name in pushes[:count] if push > 0]
 
 
 def decide(name: str, start: int, end: int, features: dict[str, float],
@@ -155,8 +160,17 @@ def decide(name: str, start: int, end: int, features: dict[str, float],
     return Decision(name, start, end, features, score, outcome, forms)
 
 
-def decisions_json(decisions: list[Decision], weights: Weights | None = None) -> str:
-    """What extractions.decisions stores for one paper (see migration 0012)."""
+class _Decided(Protocol):
+    def as_json(self) -> dict[str, Any]: ...
+
+
+def decisions_json(decisions: list[Decision], weights: Weights | None = None,
+                   gains: Sequence[_Decided] = (), gain_weights: Weights | None = None) -> str:
+    """What extractions.decisions stores for one paper: the method decisions (migration
+    0012) and the gain decisions (0016), each with the content hash of its weights."""
     weights = weights or load_weights()
-    return json.dumps({"weights": weights.version,
-                       "methods": [d.as_json() for d in decisions]})
+    stored: dict[str, Any] = {"weights": weights.version,
+                              "methods": [d.as_json() for d in decisions]}
+    if gain_weights is not None:
+        stored.update(gain_weights=gain_weights.version, gains=[d.as_json() for d in gains])
+    return json.dumps(stored)
