@@ -39,13 +39,13 @@ DRAFT = {"tasks": ["grid planning"], "methods": ["GridPlanner"],
 def test_features_say_how_the_abstract_states_the_number() -> None:
     result = ABSTRACT.index("5.3")
     sentence = (ABSTRACT.index("GridPlanner improves"), ABSTRACT.index(" The planner"))
-    features = gain_features(ABSTRACT, result, sentence, "%", 5.3, added=False,
+    features = gain_features(ABSTRACT, (result, result + 3), sentence, "%", 5.3, added=False,
                              baseline=True, dataset=True)
     assert {"unit_percent", "decimal", "by_before", "result_words", "comparison",
             "baseline_found", "dataset_found"} <= set(features)
     assert "unit_absolute" not in features and 0.4 < features["late"] < 0.5
     condition = ABSTRACT.index("180")
-    features = gain_features(ABSTRACT, condition, (ABSTRACT.index("The planner"),
+    features = gain_features(ABSTRACT, (condition, condition + 3), (ABSTRACT.index("The planner"),
                                                    len(ABSTRACT)), "absolute", 180.0,
                              added=True, baseline=False, dataset=False)
     assert {"unit_absolute", "large_quantity", "qualified", "added_by_code"} <= set(features)

@@ -158,7 +158,8 @@ def decide_gains(gains: list[ClaimedGain], found: list[Found | None],
             kept.append(index)
             continue
         features = gain_features(
-            text, spot.start, sentence_of(spans, spot.start, spot.end), gain.unit or "other",
+            text, (spot.start, spot.end), sentence_of(spans, spot.start, spot.end),
+            gain.unit or "other",
             gain.value,
             added=gain.value in added, baseline=gain.baseline is not None,
             dataset=gain.dataset is not None)

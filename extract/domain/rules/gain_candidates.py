@@ -27,7 +27,7 @@ _AFTER_UNIT = re.compile(r"^\s*(?:\\?%|percentage points?|pp\b|points?\b|\$?\\ti
                          r"(?:(?:in|on|of|for)\s+)?((?:[A-Za-z][\w@-]*\s*){1,4})")
 # A decimal written with a metric's name right after it ('18.6 mAP', '27.3 BLEU') is a
 # reported score even without a unit.
-_METRIC_NAME_AFTER = re.compile(
+METRIC_NAME_AFTER = re.compile(
     r"^\s*(mAP|m?AP(?:_?\w+)?|BLEU|ROUGE(?:-\w+)?|FID|F1|EM|PSNR|SSIM|dB|CIDEr|METEOR|m?IoU|"
     r"NDCG|MRR|WER|CER|EER|AUC|AUROC|FPS)\b")
 _STOP_TAIL = frozenset({"and", "or", "over", "than", "on", "in", "across", "compared", "with",
@@ -35,7 +35,7 @@ _STOP_TAIL = frozenset({"and", "or", "over", "than", "on", "in", "across", "comp
 
 
 def _metric_after(text: str, end: int) -> str | None:
-    named = _METRIC_NAME_AFTER.match(text[end:end + 12])
+    named = METRIC_NAME_AFTER.match(text[end:end + 12])
     if named is not None:
         return named.group(1)
     match = _AFTER_UNIT.match(text[end:end + 60])
@@ -65,7 +65,7 @@ def missed_results(text: str, spans: list[tuple[int, int]], stated: set[str],
             if written in seen:
                 continue
             if unit_at(text, begin + start, begin + end) == "absolute" and not (  # type: ignore[operator]
-                    "." in written and _METRIC_NAME_AFTER.match(sentence[end:end + 12])):
+                    "." in written and METRIC_NAME_AFTER.match(sentence[end:end + 12])):
                 continue
             if not is_result(text, number, begin + start, begin + end):  # type: ignore[operator]
                 continue

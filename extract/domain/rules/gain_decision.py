@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from papersift.extract.domain.rules.gain_candidates import METRIC_NAME_AFTER
 from papersift.extract.domain.rules.gain_numbers import RESULT_SENTENCE
 from papersift.extract.domain.rules.method_decision import (
     Outcome,
@@ -47,6 +48,7 @@ FEATURE_GROUPS: dict[str, dict[str, str]] = {
         "large_quantity": "a bare quantity of 100 or more",
         "qualified": "'up to', 'over' or 'about' stands before it",
         "by_before": "a change 'by' it ('improves by 5%')",
+        "metric_after": "a metric's name follows it ('61.2 F1', '27.3 BLEU')",
     },
     "sentence": {
         "result_words": "its sentence reports results ('outperforms', 'achieves', 'accuracy')",
@@ -62,8 +64,8 @@ FEATURE_GROUPS: dict[str, dict[str, str]] = {
 FEATURES: tuple[str, ...] = tuple(name for group in FEATURE_GROUPS.values() for name in group)
 # Directions known before any data: what makes a sentence read as a result never counts
 # against a number in it.
-FOR: frozenset[str] = frozenset({"result_words", "comparison", "by_before", "baseline_found",
-                                 "dataset_found"})
+FOR: frozenset[str] = frozenset({"result_words", "comparison", "by_before", "metric_after",
+                                 "baseline_found", "dataset_found"})
 AGAINST: frozenset[str] = frozenset()
 EXPLAINED: dict[str, str] = {name: text for group in FEATURE_GROUPS.values()
                              for name, text in group.items()}
@@ -85,9 +87,11 @@ def load_gain_weights(path: Path | None = None) -> Weights:
     return weights_from(path or WEIGHTS_FILE, FEATURES)
 
 
-def gain_features(text: str, start: int, sentence: tuple[int, int], unit: str, value: float,
-                  *, added: bool, baseline: bool, dataset: bool) -> dict[str, float]:
-    """What the abstract says around a grounded gain's number at ``start``."""
+def gain_features(text: str, spot: tuple[int, int], sentence: tuple[int, int], unit: str,
+                  value: float, *, added: bool, baseline: bool, dataset: bool
+                  ) -> dict[str, float]:
+    """What the abstract says around a grounded gain's number at ``spot`` (start, end)."""
+    start, end = spot
     words = text[sentence[0]:sentence[1]]
     before = text[max(0, start - 24):start]
     flags = {
@@ -97,6 +101,7 @@ def gain_features(text: str, start: int, sentence: tuple[int, int], unit: str, v
         "large_quantity": unit == "absolute" and abs(value) >= 100,
         "qualified": _QUALIFIER_BEFORE.search(before) is not None,
         "by_before": _BY_BEFORE.search(before) is not None,
+        "metric_after": METRIC_NAME_AFTER.match(text[end:end + 12]) is not None,
         "result_words": RESULT_SENTENCE.search(words) is not None,
         "comparison": _COMPARISON.search(words) is not None,
         "many_numbers": len(_NUMBER.findall(words)) >= 3,
