@@ -34,6 +34,7 @@ from papersift.extract.domain.assembly.assemble_names import ground_benchmarks, 
 from papersift.extract.domain.assembly.attributes import GainAttributes
 from papersift.extract.domain.lookup.assemble_spans import (
     Found,
+    ends_in_a_method_kind,
     find_name,
     name_key,
     sentence_of,
@@ -182,6 +183,12 @@ def _presented_as_method(name: str, text: str, spans: list[tuple[int, int]]) -> 
 
 
 
+def _forms_of(name: str) -> set[str]:
+    """A drafted name and, for 'Expansion (ACR)', each of its two parts."""
+    match = re.fullmatch(r"\s*(.+?)\s*\(([^()]+)\)\s*", name)
+    return {name, *match.groups()} if match else {name}
+
+
 def _called_a_method(name: str, text: str) -> bool:
     """Some mention calls it a method or model, none a benchmark, and its name is no
     benchmark's ('X-Bench')."""
@@ -267,10 +274,14 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
         draft = draft.model_copy(update={
             "benchmarks": [b for b in draft.benchmarks if b.name not in tools],
             "methods": [*draft.methods, *(t for t in tools if t not in draft.methods)]})
+    method_keys = {name_key(form) for m in draft.methods for form in _forms_of(m)}
     both = [b.name for b in draft.benchmarks if ((
-        b.name in draft.methods and _presented_as_method(b.name, text, spans))
-        or _called_a_method(b.name, text)) and not _a_task_or_term(b.name, text)]
-    if both:  # a name presented as a method ('FOCUS, a novel algorithm') is a method
+        method_keys & {name_key(form) for form in _forms_of(b.name)}
+        and _presented_as_method(b.name, text, spans))
+        or _called_a_method(b.name, text) or ends_in_a_method_kind(b.name))
+        and not _a_task_or_term(b.name, text)]
+    if both:  # a name presented as a method ('FOCUS, a novel algorithm'), or drafted as a
+        # benchmark with a method's kind word ('SS2D module'), is weighed as a method
         draft = draft.model_copy(update={
             "benchmarks": [b for b in draft.benchmarks if b.name not in both],
             "methods": [*draft.methods, *(n for n in both if n not in draft.methods)]})

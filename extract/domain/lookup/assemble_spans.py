@@ -134,10 +134,21 @@ def find_name(name: str, text: str) -> tuple[AlignmentStatus, int, int] | None:
 # adds after one ('IPR framework' where the text has '**(IPR)** framework').
 _WRAPPED = re.compile(r"^\$?\\(?:texttt|textbf|textit|textsc|mathrm|mathbf|emph)\{([^{}]+)\}\$?$"
                       r"|^\*\*([^*]+)\*\*$")
-_KIND_TAIL = re.compile(r"^(.*\S)\s+(?:framework|method|model|algorithm|approach|system|"
-                        r"architecture|module|technique|pipeline|agent|benchmark|dataset|"
-                        r"corpus|suite|environment|network|branch|component|block|layer)s?$",
-                        re.I)
+# a method or a part of one; 'model', 'network', 'system' and 'agent' also head classes
+# of things ('T2I models', 'neural networks')
+_METHOD_KINDS = (r"framework|method|algorithm|approach|architecture|module|technique|"
+                 r"pipeline|branch|component|block|layer")
+_KIND_TAIL = re.compile(
+    rf"^(.*\S)\s+(?:{_METHOD_KINDS}|model|system|agent|network|benchmark|dataset|corpus|"
+    rf"suite|environment)s?$", re.I)
+_METHOD_TAIL = re.compile(rf"^(.*\S)\s+(?:{_METHOD_KINDS})s?$", re.I)
+
+
+def ends_in_a_method_kind(name: str) -> bool:
+    """Whether a drafted name's last word makes it a method or a part of one ('2D Selective
+    Scan (SS2D) module', 'Visual State-Space (VSS) blocks'): the model's own words say what
+    it is, wherever it put it."""
+    return _METHOD_TAIL.match(name.strip()) is not None
 
 
 def as_written(name: str, text: str) -> str:

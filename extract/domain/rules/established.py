@@ -56,7 +56,8 @@ _GRADING = re.compile(r"^(?:(?:SOTA|state-of-the-art|frontier|open-source|closed
 
 def established_method(name: str) -> bool:
     """Whether ``name`` is an established method or model (normalised comparison), or a
-    size or version of one ('LLaMA-3-8B', 'Claude 3 Opus', 'Gemma-7B')."""
+    size or version of one ('LLaMA-3-8B', 'Claude 3 Opus', 'Gemma-7B', 'Stable Diffusion
+    XL', 'Stable Diffusion v1-5')."""
     if name_key(name, "method") in _known()[0]:
         return True
     glued = _GLUED_VERSION.fullmatch(name.strip())  # 'SAM2', 'Qwen2.5', 'Mamba2'
@@ -72,7 +73,8 @@ def established_method(name: str) -> bool:
 # A model family's name followed only by version, size and edition words.
 _GLUED_VERSION = re.compile(r"([A-Za-z][A-Za-z-]*?[A-Za-z])-?v?\d+(?:\.\d+)?")
 _VARIANT = re.compile(
-    r"^([A-Za-z][\w.]*?(?:-?\d(?:\.\d)?)?)(?:[-\s](?:v?\d[\w.]*|\d+(?:\.\d+)?[BMK]|"
+    r"^([A-Za-z][\w.]*?(?:\s[A-Z][a-z]+)*?(?:-?\d(?:\.\d)?)?)(?:[-\s](?:v?\d[\w.-]*|"
+    r"\d+(?:\.\d+)?[BMK]|"
     r"Instruct|Chat|Turbo|mini|Mini|Opus|Sonnet|Haiku|Pro|Flash|Ultra|Large|Base|Small|Tiny|"
     r"Medium|XL|XXL|NeXT|Next|Vision|Coder|Math|Nano|Plus|Max|it|hf|HF))+$")
 

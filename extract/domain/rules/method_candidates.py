@@ -24,7 +24,8 @@ def proposal_mention(surface: str, text: str, spans: list[tuple[int, int]],
     introduces it, see name_rules.strictly_proposed; 1: it sits in a proposal sentence;
     0: neither), and the first mention that does so."""
     loose: tuple[int, int] | None = None
-    mentions = [(m.start(), m.end()) for m in whole_word(surface).finditer(text)] or [first]
+    mentions = [(m.start(), m.end()) for m in whole_word(surface).finditer(text)
+                if not _in_a_compound(text, m.start(), m.end())] or [first]
     for start, end in mentions:
         sentence = sentence_of(spans, start, end)
         if strictly_proposed(text, sentence, start, end):
@@ -32,6 +33,13 @@ def proposal_mention(surface: str, text: str, spans: list[tuple[int, int]],
         if loose is None and _PROPOSAL.search(text[sentence[0]:sentence[1]]):
             loose = (start, end)
     return (1, loose) if loose is not None else (0, None)
+
+
+def _in_a_compound(text: str, start: int, end: int) -> bool:
+    """A mention that a hyphen joins to a longer name ('LoRA' in 'LoRA-Pro', 'JPEG' in
+    'JPEG-DL'): proposing the longer name does not propose this one."""
+    return re.match(r"-[A-Za-z0-9]", text[end:end + 2]) is not None or \
+        re.search(r"[A-Za-z0-9]-$", text[max(0, start - 2):start]) is not None
 
 
 # A sentence that lists what the paper's method is made of ('PURE consists of three core

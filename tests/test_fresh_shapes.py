@@ -1,0 +1,70 @@
+"""Shapes that the fresh tune set random12 showed and that recur across papers (stop 36).
+The drafts here are hand-written fakes; each abstract is written for the test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from papersift.extract.domain.assembly.assemble import assemble, sentence_spans
+from papersift.extract.domain.rules.established import established_method
+from papersift.extract.domain.rules.method_candidates import proposal_mention
+from papersift.schemas import PaperDraft
+
+
+def _draft(**fields: Any) -> PaperDraft:
+    base: dict[str, Any] = {"tasks": ["image generation"], "methods": [], "benchmarks": [],
+                            "gains": [], "types": ["method"]}
+    return PaperDraft.model_validate({**base, **fields})
+
+
+def test_a_multi_word_family_with_a_version_or_edition_is_established() -> None:
+    assert established_method("Stable Diffusion XL")
+    assert established_method("Stable Diffusion v1-5")
+    assert established_method("Claude 3 Opus")
+    assert not established_method("Rectified Diffusion")
+    assert not established_method("Visual Transformer XL")
+
+
+def test_a_name_inside_a_hyphenated_longer_name_is_not_what_the_verb_proposes() -> None:
+    text = "We propose LoRA-Pro, which fixes how LoRA is optimized. LoRA-Pro is fast."
+    spans = sentence_spans(text)
+    level, _ = proposal_mention("LoRA", text, spans, (text.index("LoRA is"), 0))
+    assert level != 2
+    level, spot = proposal_mention("LoRA-Pro", text, spans, (0, 0))
+    assert level == 2 and spot == (11, 19)
+
+
+def test_a_drafted_benchmark_with_a_method_kind_word_is_weighed_as_a_method() -> None:
+    text = ("We present GridMamba, a vision backbone. At the core of GridMamba is a stack of "
+            "Grid State-Space (GSS) blocks with the 2D Zigzag Scan (ZZ2D) module. GridMamba "
+            "reaches 84.1% top-1 accuracy on ImageNet.")
+    got = assemble(_draft(methods=["GridMamba"], benchmarks=[
+        {"name": "ImageNet", "new": False},
+        {"name": "Grid State-Space (GSS) blocks", "new": True},
+        {"name": "2D Zigzag Scan (ZZ2D) module", "new": True}]), text)
+    assert [b.name for b in got.extraction.benchmarks] == ["ImageNet"]
+    weighed = {d.name for d in got.decisions}
+    assert {"GridMamba"} <= weighed and weighed & {"GSS", "Grid State-Space", "ZZ2D",
+                                                   "2D Zigzag Scan"}
+
+
+def test_a_benchmark_the_draft_also_names_as_a_method_by_its_acronym_is_a_method() -> None:
+    text = ("We build TaxBench, a benchmark of 500 tax questions. To fix the errors it finds, "
+            "we propose **Rule-Augmented Prompting** (RAP), which asks a model to recall the "
+            "tax rules first. RAP improves accuracy on TaxBench by 9.5%.")
+    got = assemble(_draft(methods=["RAP"], benchmarks=[
+        {"name": "TaxBench", "new": True},
+        {"name": "Rule-Augmented Prompting (RAP)", "new": True}]), text)
+    assert [b.name for b in got.extraction.benchmarks] == ["TaxBench"]
+    assert [m.name for m in got.extraction.methods] == ["RAP"]
+
+
+def test_a_metric_is_never_a_benchmark() -> None:
+    text = ("We propose PlanSum, a summarizer for counselling notes. PlanSum improves ROUGE "
+            "and BLEURT scores over 14 baselines.")
+    got = assemble(_draft(methods=["PlanSum"], benchmarks=[{"name": "ROUGE", "new": False},
+                                                            {"name": "Bleurt", "new": False}]),
+                   text)
+    assert got.extraction.benchmarks == []
+    assert any("benchmark 'Bleurt': an established method, model or metric" in line
+               for line in got.rejected)
