@@ -68,3 +68,13 @@ def test_a_metric_is_never_a_benchmark() -> None:
     assert got.extraction.benchmarks == []
     assert any("benchmark 'Bleurt': an established method, model or metric" in line
                for line in got.rejected)
+
+
+def test_an_acronym_after_its_expansion_before_a_kind_word_names_a_benchmark() -> None:
+    text = ("Multi-image evaluation lags behind. We introduce the Multimodal Multi-chart "
+            "Reading (MMCR) benchmark, an evaluation suite of 52 tasks. MMCR shows that "
+            "open models trail closed ones.")
+    got = assemble(_draft(benchmarks=[{"name": "MMCR", "new": True}]), text,
+                   title="MMCR: Multimodal Multi-chart Reading for Evaluating Vision Models")
+    assert [(b.name, b.introduced) for b in got.extraction.benchmarks] == [("MMCR", True)]
+    assert got.extraction.methods == []

@@ -108,17 +108,21 @@ def listed_as_data(text: str, start: int) -> bool:
 
 
 # 'the SafeSearch benchmark', 'our MCE dataset': a determiner, the name, a resource noun.
+# an acronym may stand in parentheses after its capitalised expansion: 'the Multimodal
+# Multi-image Understanding (MMIU) benchmark'
 _DETERMINED_BEFORE = re.compile(
-    r"\b([Tt]he|[Oo]ur|[Tt]his|[Nn]ew|[Nn]ovel|[Pp]roposed)\s+[*_{]*$")
+    r"\b([Tt]he|[Oo]ur|[Tt]his|[Nn]ew|[Nn]ovel|[Pp]roposed)\s+[*_{]*"
+    r"(?:(?:[A-Z][\w-]*\s+){1,6}\(\s*)?$")
 _RESOURCE_NOUN_AFTER = re.compile(
-    r"^[*_}]*\s+(benchmark|dataset|corpus|testbed|database|leaderboard)\b(?!s)", re.I)
+    r"^[*_}]*(?:\s*\))?\s+(benchmark|dataset|corpus|testbed|database|leaderboard)\b(?!s)",
+    re.I)
 
 
 def called_a_resource_directly(text: str, start: int, end: int) -> bool:
-    """'we construct the SafeSearch benchmark': the text uses the name as the name of a
-    benchmark or dataset."""
-    return bool(_DETERMINED_BEFORE.search(text[max(0, start - 16):start])
-                and _RESOURCE_NOUN_AFTER.match(text[end:end + 16]))
+    """'we construct the SafeSearch benchmark', 'the Multimodal Multi-image Understanding
+    (MMIU) benchmark': the text uses the name as the name of a benchmark or dataset."""
+    return bool(_DETERMINED_BEFORE.search(text[max(0, start - 90):start])
+                and _RESOURCE_NOUN_AFTER.match(text[end:end + 18]))
 
 
 # 'Our new dataset, the Consistency Distilled Synthetic Protein Database, is ...'
