@@ -78,3 +78,13 @@ def test_an_acronym_after_its_expansion_before_a_kind_word_names_a_benchmark() -
                    title="MMCR: Multimodal Multi-chart Reading for Evaluating Vision Models")
     assert [(b.name, b.introduced) for b in got.extraction.benchmarks] == [("MMCR", True)]
     assert got.extraction.methods == []
+
+
+def test_what_a_proposal_puts_to_use_is_not_what_it_proposes() -> None:
+    text = ("Users will not share their data. We propose utilizing Split Learning (SL) "
+            "techniques, so that no server sees it. We introduce FedSplit, which trains faster.")
+    spans = sentence_spans(text)
+    level, _ = proposal_mention("Split Learning", text, spans, (0, 0))
+    assert level != 2
+    level, _ = proposal_mention("FedSplit", text, spans, (0, 0))
+    assert level == 2

@@ -44,7 +44,8 @@ PROPOSAL_VERB = re.compile(
 # proposed thing uses, extends, or is compared with ("we propose X, which uses Y").
 _BLOCKING_GAP = re.compile(
     r"\b(that|which|who|whose|using|uses|use|via|with|than|such as|including|like|against|"
-    r"based|built|on top of|leverag\w*|extend\w*|from|over|into|upon|in|on|to|by|under|"
+    r"based|built|on top of|leverag\w*|utiliz\w*|employ\w*|adopt\w*|apply\w*|applying|"
+    r"extend\w*|from|over|into|upon|in|on|to|by|under|"
     r"follow\w*|for|"
     r"and (?:evaluate|compare|test)\w*)\b|[;:]", re.I)
 _MAX_GAP = 90
