@@ -88,3 +88,11 @@ def test_what_a_proposal_puts_to_use_is_not_what_it_proposes() -> None:
     assert level != 2
     level, _ = proposal_mention("FedSplit", text, spans, (0, 0))
     assert level == 2
+
+
+def test_a_new_thing_of_a_method_kind_names_the_paper_s_method() -> None:
+    text = ("Counselling notes are hard to write. We run a planning engine on Llama-2, "
+            "resulting in a novel framework, PLUME. PLUME improves ROUGE by 2.7%.")
+    spans = sentence_spans(text)
+    level, spot = proposal_mention("PLUME", text, spans, (0, 0))
+    assert level == 2 and spot is not None and text[spot[0]:spot[1]] == "PLUME"

@@ -49,6 +49,12 @@ _BLOCKING_GAP = re.compile(
     r"follow\w*|for|"
     r"and (?:evaluate|compare|test)\w*)\b|[;:]", re.I)
 _MAX_GAP = 90
+# Right before a name: a new thing of a method's kind names it ('resulting in a novel
+# framework, PIECE', 'a new algorithm called X').
+_NEW_KIND_BEFORE = re.compile(
+    r"\b(?:a|an|our)\s+(?:new|novel)\s+(?:[\w-]+\s+){0,3}?(?:framework|method|model|approach|"
+    r"algorithm|system|architecture|technique|pipeline|agent)\s*(?:,|:|called|named|dubbed|"
+    r"termed)\s*[*_{]*$", re.I)
 # Right after a name: it is presented as new ("X, a novel ...", "X (ours)").
 _NEW_AFTER = re.compile(r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*(,|:|—|--|-{3})?\s*"
                         r"(a|an|the|our)?\s*(new|novel|first|proposed)\b|^\s*\(ours\)", re.I)
@@ -177,7 +183,8 @@ def strictly_proposed(text: str, sentence: tuple[int, int], start: int, end: int
     a proposal verb with nothing between them that makes it a tool, a part or a baseline
     ('we propose X' yes; 'we propose X, which builds on Y': Y no), or it is presented as
     new right after it ('X, a novel ...', 'X (ours)')."""
-    if _NEW_AFTER.search(text[end:min(sentence[1], end + 60)]):
+    if _NEW_AFTER.search(text[end:min(sentence[1], end + 60)]) or _NEW_KIND_BEFORE.search(
+            text[max(sentence[0], start - 80):start]):
         return True
     verbs = [m for m in PROPOSAL_VERB.finditer(text, sentence[0], start)]
     if not verbs:
