@@ -1,4 +1,4 @@
-"""What each grounding rule of stop 29 does on held-out data: every rule switched off in
+"""What each grounding rule of stops 29 and 36 does on held-out data: every rule switched off in
 turn, the held-out pools regraded (the saved real answers; seconds, no model).
 
     python -m bench.decision.rule_ablation            # the held-out pools
@@ -24,6 +24,7 @@ from bench.decision.sets import FIELDS, HELDOUT, POOLS, TUNE, pooled, scores
 from papersift.extract.domain.rules.method_decision import Weights
 
 _NEVER = re.compile(r"(?!x)x")  # a pattern that matches nothing
+_KEEP_EVERY_GAIN = Weights(bias=50.0, weights={}, keep_at=0.0, flag_at=0.0, version="keep-all")
 
 
 def _before_retraining() -> Weights:
@@ -80,6 +81,33 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
     "a baseline's scores in parentheses (gains)": [
         ("papersift.extract.domain.rules.gain_numbers.baseline_score",
          lambda text, start: False)],
+    # stop 36
+    "the gain decision (every grounded gain kept)": [
+        ("papersift.extract.domain.assembly.assemble_gains.load_gain_weights",
+         lambda: _KEEP_EVERY_GAIN)],
+    "a multi-word family with a version is established": [
+        ("papersift.extract.domain.rules.established._VARIANT", re.compile(
+            r"^([A-Za-z][\w.]*?(?:-?\d(?:\.\d)?)?)(?:[-\s](?:v?\d[\w.]*|\d+(?:\.\d+)?[BMK]|"
+            r"Instruct|Chat|Turbo|mini|Mini|Opus|Sonnet|Haiku|Pro|Flash|Ultra|Large|Base|Small|"
+            r"Tiny|Medium|XL|XXL|NeXT|Next|Vision|Coder|Math|Nano|Plus|Max|it|hf|HF))+$"))],
+    "a name inside a hyphenated longer one is not proposed": [
+        ("papersift.extract.domain.rules.method_candidates._in_a_compound",
+         lambda text, start, end: False)],
+    "'utilizing', 'employing', 'adopting', 'applying' block a proposal": [
+        ("papersift.extract.domain.rules.name_rules._BLOCKING_GAP", re.compile(
+            r"\b(that|which|who|whose|using|uses|use|via|with|than|such as|including|like|"
+            r"against|based|built|on top of|leverag\w*|extend\w*|from|over|into|upon|in|on|"
+            r"to|by|under|follow\w*|for|and (?:evaluate|compare|test)\w*)\b|[;:]", re.I))],
+    "'a novel framework, X' proposes X": [
+        ("papersift.extract.domain.rules.name_rules._NEW_KIND_BEFORE", _NEVER)],
+    "a drafted benchmark with a method's kind word is a method": [
+        ("papersift.extract.domain.assembly.assemble.ends_in_a_method_kind",
+         lambda name: False)],
+    "a benchmark whose acronym the draft names as a method": [
+        ("papersift.extract.domain.assembly.assemble._forms_of", lambda name: {name})],
+    "'the Expansion (ACR) benchmark' calls ACR a benchmark": [
+        ("papersift.extract.domain.rules.context_rules._DETERMINED_BEFORE", re.compile(
+            r"\b([Tt]he|[Oo]ur|[Tt]his|[Nn]ew|[Nn]ovel|[Pp]roposed)\s+[*_{]*$"))],
 }
 
 
