@@ -49,6 +49,8 @@ TUNE: tuple[tuple[str, str, str], ...] = (
      "neurips-2026.gold.json"),
 )
 HELDOUT: tuple[tuple[str, str, str], ...] = (
+    ("random11, 1.5B", f"random11/{_1_5B}", "random11/heldout.gold.json"),
+    ("random11, 0.5B", f"random11/{_0_5B}", "random11/heldout.gold.json"),
     ("random4, 1.5B", f"random4/{_1_5B}", "random4/heldout.gold.json"),
     ("random4, 0.5B", f"random4/{_0_5B}", "random4/heldout.gold.json"),
     ("random8, 1.5B", f"random8/{_1_5B}", "random8/heldout.gold.json"),
@@ -90,20 +92,25 @@ def line(label: str, metrics: dict[str, Any]) -> str:
 
 # Sets pooled into one line each (``--pooled``): the issue's targets are on pooled figures.
 POOLS: dict[str, tuple[str, ...]] = {
-    "random held-out (random8, random4, random2, random1 held-out), 1.5B": (
-        "random8, 1.5B", "random4, 1.5B", "random2, 1.5B", "random1 held-out, 1.5B"),
-    "random held-out (random8, random4, random2, random1 held-out), 0.5B": (
-        "random8, 0.5B", "random4, 0.5B", "random2, 0.5B", "random1 held-out, 0.5B"),
-    "clean random held-out, never read (random8, random4), 1.5B": (
-        "random8, 1.5B", "random4, 1.5B"),
+    "random held-out (random11, random8, random4, random2, random1 held-out), 1.5B": (
+        "random11, 1.5B", "random8, 1.5B", "random4, 1.5B", "random2, 1.5B",
+        "random1 held-out, 1.5B"),
+    "random held-out (random11, random8, random4, random2, random1 held-out), 0.5B": (
+        "random11, 0.5B", "random8, 0.5B", "random4, 0.5B", "random2, 0.5B",
+        "random1 held-out, 0.5B"),
+    "clean random held-out, never read (random11, random8, random4), 1.5B": (
+        "random11, 1.5B", "random8, 1.5B", "random4, 1.5B"),
+    "clean random held-out, never read (random11, random8, random4), 0.5B": (
+        "random11, 0.5B", "random8, 0.5B", "random4, 0.5B"),
     "famous held-out halves, titled (dev, dev2, dev3), 1.5B": tuple(
         f"{name} held-out, 1.5B, titled" for name in FAMOUS),
-    "all held-out, 1.5B (random8, random4, random2, random1 held-out, famous titled)": (
+    "all held-out, 1.5B (random11, random8, random4, random2, random1 held-out, famous "
+    "titled)": (
+        "random11, 1.5B", "random8, 1.5B", "random4, 1.5B", "random2, 1.5B",
+        "random1 held-out, 1.5B", *(f"{name} held-out, 1.5B, titled" for name in FAMOUS)),
+    # the pool as it stood before random11 was drawn (stop 29's figures)
+    "all held-out without random11, 1.5B": (
         "random8, 1.5B", "random4, 1.5B", "random2, 1.5B", "random1 held-out, 1.5B",
-        *(f"{name} held-out, 1.5B, titled" for name in FAMOUS)),
-    # the pool as it stood before random8 was drawn (stop 28's figures)
-    "all held-out without random8, 1.5B": (
-        "random4, 1.5B", "random2, 1.5B", "random1 held-out, 1.5B",
         *(f"{name} held-out, 1.5B, titled" for name in FAMOUS)),
 }
 
