@@ -96,3 +96,10 @@ def test_a_new_thing_of_a_method_kind_names_the_paper_s_method() -> None:
     spans = sentence_spans(text)
     level, spot = proposal_mention("PLUME", text, spans, (0, 0))
     assert level == 2 and spot is not None and text[spot[0]:spot[1]] == "PLUME"
+
+
+def test_paradigms_and_mathematical_concepts_are_established() -> None:
+    for name in ("Federated Learning", "KL Divergence", "Optimal Transport", "CVaR",
+                 "Personalized PageRank", "Best-of-N", "UCT"):
+        assert established_method(name), name
+    assert not established_method("SuRe")  # a paper's own retrieval method (dev3)
