@@ -307,15 +307,19 @@ def main() -> int:
             print(f"held-out without {group}:", {k: v for k, v in figures.items()
                                                  if k.startswith("methods")})
     if args.write:
-        data = {"trained": {"by": "bench/decision/train.py", **report,
-                            "min_precision": args.min_precision,
-                            "flag_precision": args.flag_precision,
-                            "prior_rule_weight": args.prior_rule_weight},
-                "bias": weights.bias, "weights": weights.weights,
-                "keep_at": weights.keep_at, "flag_at": weights.flag_at}
-        WEIGHTS_FILE.write_text(json.dumps(data, indent=1) + "\n")
-        print(f"wrote {WEIGHTS_FILE}")
+        write_weights(WEIGHTS_FILE, weights, {
+            "by": "bench/decision/train.py", **report, "min_precision": args.min_precision,
+            "flag_precision": args.flag_precision, "prior_rule_weight": args.prior_rule_weight})
     return 0
+
+
+def write_weights(path: Path, weights: Weights, trained: dict[str, Any]) -> None:
+    """Store a trained decision as the data file its rules module loads, with how it was
+    trained (``trained``: the script, its settings and its cross-validated figures)."""
+    data = {"trained": trained, "bias": weights.bias, "weights": weights.weights,
+            "keep_at": weights.keep_at, "flag_at": weights.flag_at}
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,14 @@ import numpy as np
 
 from bench.decision.regrade import assembled, read_drafts, regrade
 from bench.decision.sets import HELDOUT
-from bench.decision.train import Example, _fit, field_figures, flag_band, out_of_fold
+from bench.decision.train import (
+    Example,
+    _fit,
+    field_figures,
+    flag_band,
+    out_of_fold,
+    write_weights,
+)
 from papersift.extract.domain.evaluation.evaluate import match_one_to_one
 from papersift.extract.domain.evaluation.evaluate_gold import load_gold, value_agrees
 from papersift.extract.domain.rules.gain_decision import (
@@ -184,13 +191,9 @@ def main() -> int:
             print(f"  without {group:11}       {heldout_gains(less)}   (cv F1 "
                   f"{figures['cv_f1']}, log loss {figures['cv_log_loss']})")
     if args.write:
-        data = {"trained": {"by": "bench/decision/train_gains.py", **report,
-                            "without": args.without, "min_precision": args.min_precision,
-                            "flag_precision": args.flag_precision},
-                "bias": weights.bias, "weights": weights.weights,
-                "keep_at": weights.keep_at, "flag_at": weights.flag_at}
-        WEIGHTS_FILE.write_text(json.dumps(data, indent=1) + "\n")
-        print(f"wrote {WEIGHTS_FILE}")
+        write_weights(WEIGHTS_FILE, weights, {
+            "by": "bench/decision/train_gains.py", **report, "without": args.without,
+            "min_precision": args.min_precision, "flag_precision": args.flag_precision})
     return 0
 
 
