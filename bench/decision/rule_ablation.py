@@ -21,10 +21,10 @@ from typing import Any
 from unittest import mock
 
 from bench.decision.sets import FIELDS, HELDOUT, POOLS, TUNE, pooled, scores
+from bench.decision.train_gains import KEEP_ALL
 from papersift.extract.domain.rules.method_decision import Weights
 
 _NEVER = re.compile(r"(?!x)x")  # a pattern that matches nothing
-_KEEP_EVERY_GAIN = Weights(bias=50.0, weights={}, keep_at=0.0, flag_at=0.0, version="keep-all")
 
 
 def _before_retraining() -> Weights:
@@ -84,7 +84,7 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
     # stop 36
     "the gain decision (every grounded gain kept)": [
         ("papersift.extract.domain.assembly.assemble_gains.load_gain_weights",
-         lambda: _KEEP_EVERY_GAIN)],
+         lambda: KEEP_ALL)],
     "a multi-word family with a version is established": [
         ("papersift.extract.domain.rules.established._VARIANT", re.compile(
             r"^([A-Za-z][\w.]*?(?:-?\d(?:\.\d)?)?)(?:[-\s](?:v?\d[\w.]*|\d+(?:\.\d+)?[BMK]|"
