@@ -43,6 +43,9 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     # a tune set drawn with it, for the gain decision
     "random12": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
                  "random9", "random10", "random11"),
+    # a fourth clean held-out test, drawn in stop 37 and never read
+    "random13": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
+                 "random9", "random10", "random11", "random12"),
 }
 
 
