@@ -35,6 +35,10 @@ from papersift.extract.domain.rules.method_candidates import (
 )
 from papersift.extract.domain.rules.method_decision import Decision, Weights, decide, load_weights
 from papersift.extract.domain.rules.name_rules import coined_proposals, method_rule_hits
+from papersift.extract.domain.rules.presentation_cues import (
+    coined_for_lowercase_words,
+    presented_as_new,
+)
 from papersift.extract.domain.rules.resource_cues import named_as_resource
 from papersift.schemas import Method, PaperDraft
 
@@ -115,6 +119,8 @@ def _described(text: str, spans: list[tuple[int, int]], start: int, end: int,
         "description": reads == "description", "acronym": looks_like_acronym(surface),
         "long": len(surface.split()) > 4,
         "inside_a_phrase": _inside_a_phrase(text, start, end),
+        "presented_as_new": reads != "description" and presented_as_new(text, start),
+        "coined_for_lowercase_words": coined_for_lowercase_words(text, start, end),
         "no_objection": not hits,
         **{f"rule:{rule}": True for rule in hits},
     }

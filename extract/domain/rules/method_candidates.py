@@ -10,6 +10,7 @@ from papersift.extract.domain.lookup.assemble_spans import looks_like_acronym, n
 from papersift.extract.domain.lookup.wholeword import whole_word
 from papersift.extract.domain.rules.established import established_method, known_metric
 from papersift.extract.domain.rules.name_rules import baseline_before, strictly_proposed
+from papersift.extract.domain.rules.presentation_cues import spelled_by_lowercase_words
 from papersift.schemas import Method
 
 _PROPOSAL = re.compile(
@@ -152,17 +153,13 @@ def _lowercase_definitions(text: str, sentence: tuple[int, int], seen: set[str])
     found = []
     for match in _LOWER_DEFINED.finditer(text, sentence[0], sentence[1]):
         acronym = match.group(2)
-        letters = "".join(c for c in acronym if c.isalpha()).lower()
-        words = list(re.finditer(r"[a-z][\w-]*", match.group(1)))
-        for count in range(1, len(words) + 1):
-            tail = words[-count:]
-            initials = "".join(part[0] for w in tail for part in w.group().split("-") if part)
-            if initials == letters and acronym not in seen and not _known_name(acronym):
-                start = match.start(1) + tail[0].start()
-                if strictly_proposed(text, sentence, start, match.end(2)):
-                    found.append((acronym, match.start(2), match.end(2),
-                                  text[start:match.start(1) + tail[-1].end()]))
-                break
+        tail = spelled_by_lowercase_words(match.group(1), acronym)
+        if tail is None or acronym in seen or _known_name(acronym):
+            continue
+        start = match.start(1) + tail
+        if strictly_proposed(text, sentence, start, match.end(2)):
+            found.append((acronym, match.start(2), match.end(2),
+                          text[start:match.start(1) + len(match.group(1).rstrip())]))
     return found
 
 

@@ -40,6 +40,9 @@ FEATURE_GROUPS: dict[str, dict[str, str]] = {
         "in_title_words": "its name appears in the title",
         "coined_after_verb": "code found it as a coined name right after a proposal verb",
         "defined_in_proposal": "a proposal sentence defines it as an acronym",
+        "presented_as_new": "a novelty word comes right before it ('a novel mechanism, X')",
+        "coined_for_lowercase_words": "it is an acronym coined for lowercase words that a "
+                                      "creation verb introduces ('introduces a ... (ACR)')",
         "part_of_own": "a sentence lists it as a part of the paper's method",
         "listed_part": "code found it in a list of the parts of the paper's method",
         "variant_of_own": "a size or variant of the paper's own method ('X-7B')",
@@ -66,7 +69,8 @@ FEATURES: tuple[str, ...] = tuple(name for group in FEATURE_GROUPS.values() for 
 # have); the others are free.
 FOR: frozenset[str] = frozenset({
     "strictly_proposed", "named_in_title", "in_title_words", "coined_after_verb",
-    "defined_in_proposal", "part_of_own", "listed_part", "variant_of_own", "repeated",
+    "defined_in_proposal", "presented_as_new", "coined_for_lowercase_words", "part_of_own",
+    "listed_part", "variant_of_own", "repeated",
     "reads_as_name", "no_objection", "rules_keep"})
 AGAINST: frozenset[str] = frozenset({
     "weaker_than_own", "background_only", "description", "inside_a_phrase",
