@@ -33,6 +33,7 @@ from papersift.extract.domain.assembly.assemble_methods import Taken, ground_met
 from papersift.extract.domain.assembly.assemble_names import ground_benchmarks, ground_tasks
 from papersift.extract.domain.assembly.attributes import GainAttributes
 from papersift.extract.domain.lookup.assemble_spans import (
+    TRAILING_PARENTHESIS,
     Found,
     ends_in_a_method_kind,
     find_name,
@@ -185,7 +186,7 @@ def _presented_as_method(name: str, text: str, spans: list[tuple[int, int]]) -> 
 
 def _forms_of(name: str) -> set[str]:
     """A drafted name and, for 'Expansion (ACR)', each of its two parts."""
-    match = re.fullmatch(r"\s*(.+?)\s*\(([^()]+)\)\s*", name)
+    match = TRAILING_PARENTHESIS.match(name.strip())
     return {name, *match.groups()} if match else {name}
 
 

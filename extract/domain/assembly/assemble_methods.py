@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from papersift.extract.domain.lookup.assemble_spans import (
+    TRAILING_PARENTHESIS,
     Found,
     as_written,
     evidence_window,
@@ -41,9 +42,6 @@ from papersift.extract.domain.rules.presentation_cues import (
 )
 from papersift.extract.domain.rules.resource_cues import named_as_resource
 from papersift.schemas import Method, PaperDraft
-
-# A name with a parenthesis at its end: 'X (ACR)'.
-_TRAILING_PARENTHESIS = re.compile(r"^(.*\S)\s*\(([^()]+)\)$")
 
 
 @dataclass
@@ -133,7 +131,7 @@ def _drafted(draft: PaperDraft, text: str, spans: list[tuple[int, int]], rejecte
     for drafted_name in draft.methods:
         name = as_written(drafted_name, text)
         drafted = find_name(name, text)
-        defines = _TRAILING_PARENTHESIS.match(name)
+        defines = TRAILING_PARENTHESIS.match(name)
         if drafted and defines and looks_like_acronym(defines.group(2)):
             acronym = find_name(defines.group(2), text)
             if acronym:  # 'Combined ... planning (CURE)': the acronym is the name
@@ -142,7 +140,7 @@ def _drafted(draft: PaperDraft, text: str, spans: list[tuple[int, int]], rejecte
         if located is None or drafted is None:
             continue
         status, start, end, reads = located
-        defined = _TRAILING_PARENTHESIS.match(text[start:end])
+        defined = TRAILING_PARENTHESIS.match(text[start:end])
         if defined and looks_like_acronym(defined.group(2)):
             start, end = start + defined.start(2), start + defined.end(2)  # 'X (ACR)' -> ACR
             reads = how_it_reads(text, start, end)  # the acronym is the name, not the phrase

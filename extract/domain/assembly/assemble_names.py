@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from papersift.extract.domain.lookup.assemble_spans import (
+    TRAILING_PARENTHESIS,
     Found,
     as_written,
     content_words,
@@ -24,9 +25,6 @@ from papersift.extract.domain.rules.benchmark_kinds import (
 from papersift.extract.domain.rules.known_benchmarks import known_benchmark
 from papersift.extract.domain.rules.name_rules import inside_url, refused_benchmark
 from papersift.schemas import Benchmark, DraftBenchmark, PaperDraft, Task
-
-# A name with a parenthesis at its end: 'X (ACR)' for a method, 'LaSOT (Single-Object)'.
-_TRAILING_PARENTHESIS = re.compile(r"^(.*\S)\s*\(([^()]+)\)$")
 
 _CREATION_VERB = re.compile(
     r"\b(introduc\w*|present\w*|propos\w*|releas\w*|construct\w*|build|built|curat\w*|"
@@ -83,7 +81,7 @@ _SPLIT_AFTER = re.compile(r"^[ -](test|dev|val|validation)(-[A-Za-z0-9]+)?\b")
 def _benchmark_extent(text: str, start: int, end: int) -> tuple[int, int]:
     """A benchmark's name without a trailing description in parentheses ('LaSOT
     (Single-Object)' is LaSOT) and with the split written after it."""
-    described = _TRAILING_PARENTHESIS.match(text[start:end])
+    described = TRAILING_PARENTHESIS.match(text[start:end])
     if described:
         end = start + described.end(1)
     split = _SPLIT_AFTER.match(text[end:end + 24])

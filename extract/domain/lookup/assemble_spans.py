@@ -19,6 +19,8 @@ _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp",
                   "U.S", "U.K", "Dr", "No")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[$\\*A-Z0-9])")
 _WORD = re.compile(r"[a-z0-9]+")
+# A name with a parenthesis at its end: 'Long Name (LN)', 'LaSOT (Single-Object)'.
+TRAILING_PARENTHESIS = re.compile(r"^(.*\S)\s*\(([^()]+)\)$")
 _STOP = frozenset({
     "a", "an", "the", "of", "for", "and", "or", "in", "on", "with", "to", "via", "by", "from",
     "at", "as", "is", "are", "we", "our", "this", "that", "its", "their", "using", "based",
