@@ -46,6 +46,11 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     # a fourth clean held-out test, drawn in stop 37 and never read
     "random13": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
                  "random9", "random10", "random11", "random12"),
+    # two tune sets drawn with it, to read fresh errors off (benchmarks above all)
+    "random14": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
+                 "random9", "random10", "random11", "random12", "random13"),
+    "random15": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
+                 "random9", "random10", "random11", "random12", "random13", "random14"),
 }
 
 
