@@ -1,4 +1,4 @@
-"""What each grounding rule of stops 29 and 36 does on held-out data: every rule switched off in
+"""What each grounding rule of stops 29 to 37 does on held-out data: every rule switched off in
 turn, the held-out pools regraded (the saved real answers; seconds, no model).
 
     python -m bench.decision.rule_ablation            # the held-out pools
@@ -27,18 +27,29 @@ from papersift.extract.domain.rules.method_decision import Weights
 _NEVER = re.compile(r"(?!x)x")  # a pattern that matches nothing
 
 
-def _before_retraining() -> Weights:
-    """The method decision's weights as stop 28 shipped them (git history)."""
+def shipped_weights(commit: str, version: str) -> Callable[[], Weights]:
+    """The method decision's weights as ``commit`` shipped them (git history); features
+    added since then get no weight, so they are switched off."""
     import json
     import subprocess
 
-    text = subprocess.run(
-        ["git", "show", "4a6b8b1:extract/domain/rules/method_decision.json"],
-        capture_output=True, text=True, check=True).stdout
-    data = json.loads(text)
-    return Weights(bias=float(data["bias"]), weights=data["weights"],
-                   keep_at=float(data["keep_at"]), flag_at=float(data["flag_at"]),
-                   version="stop-28")
+    def load() -> Weights:
+        text = subprocess.run(
+            ["git", "show", f"{commit}:extract/domain/rules/method_decision.json"],
+            capture_output=True, text=True, check=True).stdout
+        data = json.loads(text)
+        return Weights(bias=float(data["bias"]), weights=data["weights"],
+                       keep_at=float(data["keep_at"]), flag_at=float(data["flag_at"]),
+                       version=version)
+    return load
+
+
+# other weights to compare with: (label, commit that shipped them)
+EARLIER_WEIGHTS = (
+    ("with stop 28's method weights", "4a6b8b1"),
+    # stop 36's weights know neither presentation cue of stop 37
+    ("with stop 36's method weights (no presentation cues)", "f6c03c1"),
+)
 
 
 # rule -> the patches that switch it off: (target, replacement)
@@ -160,14 +171,15 @@ def main() -> int:
         sets = TUNE
     else:
         pools = {label: labels for label, labels in POOLS.items()
-                 if label.startswith(("all held-out, 1.5B", "clean random"))}
+                 if label.startswith(("all held-out, 1.5B", "clean random held-out, never"))}
         sets = HELDOUT
     base = figures(pools, sets)
     rows: dict[str, dict[str, dict[str, Any]]] = {}
     for rule, patches in SWITCHES.items():
         with switched_off(patches):
             rows[rule] = figures(pools, sets)
-    rows["with stop 28's method weights"] = figures(pools, sets, _before_retraining)
+    for label, commit in EARLIER_WEIGHTS:
+        rows[label] = figures(pools, sets, shipped_weights(commit, label))
     for pool in pools:
         print(pool)
         print(_line("all rules on", base[pool], None))

@@ -49,6 +49,8 @@ TUNE: tuple[tuple[str, str, str], ...] = (
      "neurips-2026.gold.json"),
 )
 HELDOUT: tuple[tuple[str, str, str], ...] = (
+    ("random13, 1.5B", f"random13/{_1_5B}", "random13/heldout.gold.json"),
+    ("random13, 0.5B", f"random13/{_0_5B}", "random13/heldout.gold.json"),
     ("random11, 1.5B", f"random11/{_1_5B}", "random11/heldout.gold.json"),
     ("random11, 0.5B", f"random11/{_0_5B}", "random11/heldout.gold.json"),
     ("random4, 1.5B", f"random4/{_1_5B}", "random4/heldout.gold.json"),
@@ -91,27 +93,29 @@ def line(label: str, metrics: dict[str, Any]) -> str:
 
 
 # Sets pooled into one line each (``--pooled``): the issue's targets are on pooled figures.
+_CLEAN = ("random13", "random11", "random8", "random4")  # drawn blind, errors never read
+_RANDOM = (*_CLEAN, "random2", "random1 held-out")
+_FAMOUS_TITLED = tuple(f"{name} held-out, 1.5B, titled" for name in FAMOUS)
+
+
+def _sets(names: tuple[str, ...], model: str) -> tuple[str, ...]:
+    return tuple(f"{name}, {model}" for name in names)
+
+
 POOLS: dict[str, tuple[str, ...]] = {
-    "random held-out (random11, random8, random4, random2, random1 held-out), 1.5B": (
-        "random11, 1.5B", "random8, 1.5B", "random4, 1.5B", "random2, 1.5B",
-        "random1 held-out, 1.5B"),
-    "random held-out (random11, random8, random4, random2, random1 held-out), 0.5B": (
-        "random11, 0.5B", "random8, 0.5B", "random4, 0.5B", "random2, 0.5B",
-        "random1 held-out, 0.5B"),
-    "clean random held-out, never read (random11, random8, random4), 1.5B": (
-        "random11, 1.5B", "random8, 1.5B", "random4, 1.5B"),
-    "clean random held-out, never read (random11, random8, random4), 0.5B": (
-        "random11, 0.5B", "random8, 0.5B", "random4, 0.5B"),
-    "famous held-out halves, titled (dev, dev2, dev3), 1.5B": tuple(
-        f"{name} held-out, 1.5B, titled" for name in FAMOUS),
-    "all held-out, 1.5B (random11, random8, random4, random2, random1 held-out, famous "
-    "titled)": (
-        "random11, 1.5B", "random8, 1.5B", "random4, 1.5B", "random2, 1.5B",
-        "random1 held-out, 1.5B", *(f"{name} held-out, 1.5B, titled" for name in FAMOUS)),
-    # the pool as it stood before random11 was drawn (stop 29's figures)
-    "all held-out without random11, 1.5B": (
-        "random8, 1.5B", "random4, 1.5B", "random2, 1.5B", "random1 held-out, 1.5B",
-        *(f"{name} held-out, 1.5B, titled" for name in FAMOUS)),
+    f"random held-out ({', '.join(_RANDOM)}), 1.5B": _sets(_RANDOM, "1.5B"),
+    f"random held-out ({', '.join(_RANDOM)}), 0.5B": _sets(_RANDOM, "0.5B"),
+    f"clean random held-out, never read ({', '.join(_CLEAN)}), 1.5B": _sets(_CLEAN, "1.5B"),
+    f"clean random held-out, never read ({', '.join(_CLEAN)}), 0.5B": _sets(_CLEAN, "0.5B"),
+    "famous held-out halves, titled (dev, dev2, dev3), 1.5B": _FAMOUS_TITLED,
+    "all held-out, 1.5B (the random held-out sets and the famous titled halves)": (
+        *_sets(_RANDOM, "1.5B"), *_FAMOUS_TITLED),
+    # the pools as they stood before random13 was drawn (stop 36's figures)
+    "clean random held-out as of stop 36 (random11, random8, random4), 1.5B": _sets(
+        _CLEAN[1:], "1.5B"),
+    "random held-out as of stop 36 (without random13), 1.5B": _sets(_RANDOM[1:], "1.5B"),
+    "random13 alone (fresh, never read), 1.5B": ("random13, 1.5B",),
+    "random13 alone (fresh, never read), 0.5B": ("random13, 0.5B",),
 }
 
 
