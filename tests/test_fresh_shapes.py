@@ -103,3 +103,25 @@ def test_paradigms_and_mathematical_concepts_are_established() -> None:
                  "Personalized PageRank", "Best-of-N", "UCT"):
         assert established_method(name), name
     assert not established_method("SuRe")  # a paper's own retrieval method (dev3)
+
+
+def test_a_unicode_hyphen_inside_the_words_before_a_kind_word() -> None:
+    """random14 (stop 37): 'the first large\u2011scale benchmark' calls the name a
+    benchmark although its hyphen is U+2011."""
+    from papersift.extract.domain.rules.resource_cues import named_as_resource
+
+    text = "We introduce GridSem, the first large\u2011scale benchmark for sketches."
+    start = text.index("GridSem")
+    assert named_as_resource(text, start, start + len("GridSem"))
+
+
+def test_a_creation_verb_before_a_name_and_its_resource_noun() -> None:
+    """random14 (stop 37): 'we construct StorySparkQA dataset' names a dataset, with no
+    determiner; a place word before it does not."""
+    from papersift.extract.domain.rules.context_rules import called_a_resource_directly
+
+    text = "We construct TaleQA dataset of 5,000 pairs. Models trained on TaleQA dataset win."
+    first = text.index("TaleQA")
+    assert called_a_resource_directly(text, first, first + 6)
+    second = text.index("TaleQA", first + 1)
+    assert not called_a_resource_directly(text, second, second + 6)

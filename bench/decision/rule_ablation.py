@@ -23,6 +23,7 @@ from unittest import mock
 from bench.decision.sets import FIELDS, HELDOUT, POOLS, TUNE, pooled, scores
 from bench.decision.train_gains import KEEP_ALL
 from papersift.extract.domain.rules.method_decision import Weights
+from papersift.extract.domain.rules.resource_cues import _NOT_BETWEEN
 
 _NEVER = re.compile(r"(?!x)x")  # a pattern that matches nothing
 
@@ -119,6 +120,15 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
     "'the Expansion (ACR) benchmark' calls ACR a benchmark": [
         ("papersift.extract.domain.rules.context_rules._DETERMINED_BEFORE", re.compile(
             r"\b([Tt]he|[Oo]ur|[Tt]his|[Nn]ew|[Nn]ovel|[Pp]roposed)\s+[*_{]*$"))],
+    # stop 37
+    "'construct X dataset' calls X a dataset": [
+        ("papersift.extract.domain.rules.context_rules._CREATED_BEFORE", _NEVER)],
+    "a Unicode hyphen in 'a large-scale benchmark'": [
+        ("papersift.extract.domain.rules.resource_cues._RESOURCE_AFTER", re.compile(
+            r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*(,|:|—|--|-{3}|is|,?\s*which is)\s*"
+            r"(a|an|the|our)\s+(" + _NOT_BETWEEN + r"[\w-]+,?\s+){0,6}?(benchmark|dataset|"
+            r"corpus|suite|testbed|test bed|leaderboard|environment|collection|arena)s?\b",
+            re.I))],
 }
 
 

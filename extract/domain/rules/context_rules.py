@@ -118,10 +118,18 @@ _RESOURCE_NOUN_AFTER = re.compile(
     re.I)
 
 
+# 'we construct StorySparkQA dataset': a creation verb right before the name stands for
+# the determiner.
+_CREATED_BEFORE = re.compile(
+    r"\b(?:construct|build|built|introduc|present|releas|creat|curat|collect)\w*\s+[*_{]*$")
+
+
 def called_a_resource_directly(text: str, start: int, end: int) -> bool:
     """'we construct the SafeSearch benchmark', 'the Multimodal Multi-image Understanding
-    (MMIU) benchmark': the text uses the name as the name of a benchmark or dataset."""
-    return bool(_DETERMINED_BEFORE.search(text[max(0, start - 90):start])
+    (MMIU) benchmark', 'we construct StorySparkQA dataset': the text uses the name as the
+    name of a benchmark or dataset."""
+    before = text[max(0, start - 90):start]
+    return bool((_DETERMINED_BEFORE.search(before) or _CREATED_BEFORE.search(before))
                 and _RESOURCE_NOUN_AFTER.match(text[end:end + 18]))
 
 

@@ -14,9 +14,10 @@ from papersift.extract.domain.rules.context_rules import called_a_resource_direc
 _NOT_BETWEEN = (r"(?!(?:framework|method|model|approach|system|algorithm|architecture|"
                 r"pipeline|technique|strategy|agent|tool|paradigm|that|which|to|for|of|"
                 r"from|with|by|using|on|in)\b)")
+# A word there may hold a Unicode hyphen ('the first large\u2011scale benchmark').
 _RESOURCE_AFTER = re.compile(
     r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*(,|:|—|--|-{3}|is|,?\s*which is)\s*(a|an|the|our)\s+"
-    r"(" + _NOT_BETWEEN + r"[\w-]+,?\s+){0,6}?(benchmark|dataset|corpus|suite|testbed|"
+    r"(" + _NOT_BETWEEN + r"[\w\u2010\u2011-]+,?\s+){0,6}?(benchmark|dataset|corpus|suite|testbed|"
     r"test bed|leaderboard|environment|collection|arena)s?\b", re.I)
 
 
