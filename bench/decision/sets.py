@@ -44,6 +44,8 @@ TUNE: tuple[tuple[str, str, str], ...] = (
     ("random9 tune, 1.5B", f"random9/{_1_5B}", "random9/tune.gold.json"),
     ("random10 tune, 1.5B", f"random10/{_1_5B}", "random10/tune.gold.json"),
     ("random12 tune, 1.5B", f"random12/{_1_5B}", "random12/tune.gold.json"),
+    ("random14 tune, 1.5B", f"random14/{_1_5B}", "random14/tune.gold.json"),
+    ("random15 tune, 1.5B", f"random15/{_1_5B}", "random15/tune.gold.json"),
     *((f"{name} tune, 1.5B", f"{name}/{_1_5B}", f"{name}/tune.gold.json") for name in FAMOUS),
     ("bundled corpus, 1.5B", "neurips-2026.drafts.qwen2.5-coder-1.5b.jsonl",
      "neurips-2026.gold.json"),
