@@ -50,6 +50,8 @@ EARLIER_WEIGHTS = (
     ("with stop 28's method weights", "4a6b8b1"),
     # stop 36's weights know neither presentation cue of stop 37
     ("with stop 36's method weights (no presentation cues)", "f6c03c1"),
+    # the presentation cues, trained before random14 and random15 were added
+    ("with stop 37's first method weights (before random14/15)", "8e9b785"),
 )
 
 
