@@ -16,6 +16,7 @@ from papersift.extract.domain.rules.gain_numbers import (
     leaves_open,
     link_numbers,
 )
+from papersift.extract.domain.rules.method_decision import Weights
 from papersift.schemas import PaperDraft
 from papersift.schemas.numbers import number_spans
 
@@ -27,8 +28,14 @@ def _draft(*gains: tuple[str, str]) -> PaperDraft:
     return PaperDraft.model_validate(body)
 
 
+# Every grounded gain kept: these tests are about what the number checks let through,
+# not about the trained gain decision that weighs what passes them (test_gain_decision.py).
+_KEEP_EVERY_GAIN = Weights(bias=50.0, weights={}, keep_at=0.0, flag_at=0.0,
+                           version="keep-all")
+
+
 def _values(text: str, *gains: tuple[str, str]) -> list[tuple[float, str]]:
-    assembled = assemble(_draft(*gains), text)
+    assembled = assemble(_draft(*gains), text, gain_weights=_KEEP_EVERY_GAIN)
     return [(g.value or 0.0, g.unit or "") for g in assembled.extraction.claimed_gains]
 
 

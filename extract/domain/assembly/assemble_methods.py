@@ -117,7 +117,9 @@ def _described(text: str, spans: list[tuple[int, int]], start: int, end: int,
         "description": reads == "description", "acronym": looks_like_acronym(surface),
         "long": len(surface.split()) > 4,
         "inside_a_phrase": _inside_a_phrase(text, start, end),
-        "presented_as_new": reads != "description" and presented_as_new(text, start),
+        # 'a novel X algorithm': the novelty word is the kind's, not the name's
+        "presented_as_new": reads != "description" and "kind_of_method" not in hits
+        and presented_as_new(text, start),
         "coined_for_lowercase_words": coined_for_lowercase_words(text, start, end),
         "no_objection": not hits,
         **{f"rule:{rule}": True for rule in hits},
