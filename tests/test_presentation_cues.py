@@ -59,3 +59,17 @@ def test_the_decision_records_both_cues() -> None:
     assert decisions["PruneX"].features.get("presented_as_new") == 1.0
     assert decisions["LWF"].features.get("coined_for_lowercase_words") == 1.0
     assert "coined_for_lowercase_words" not in decisions["PruneX"].features
+
+
+def test_an_acronym_that_spells_an_established_name_is_not_coined_here() -> None:
+    """stop 37: 'the Kullback-Leibler (KL) constraint' defines KL but coins nothing; a new
+    name built on an established one ('Adaptive Proximal Policy Optimization (APPO)') is
+    still the paper's."""
+    from papersift.extract.domain.lookup.assemble_spans import sentence_spans
+    from papersift.extract.domain.rules.method_candidates import defined_in_proposals
+
+    text = ("We propose Diffusion Actor-Critic (DAC) that bounds the Kullback-Leibler (KL) "
+            "constraint. We introduce Adaptive Proximal Policy Optimization (APPO) for it.")
+    found = [acronym for acronym, *_ in defined_in_proposals(text, sentence_spans(text))]
+    assert "KL" not in found
+    assert "DAC" in found and "APPO" in found

@@ -125,6 +125,9 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
     # stop 37
     "'construct X dataset' calls X a dataset": [
         ("papersift.extract.domain.rules.context_rules._CREATED_BEFORE", _NEVER)],
+    "an acronym that spells an established name is not coined": [
+        ("papersift.extract.domain.rules.method_candidates._established_expansion",
+         lambda words, acronym: False)],
     "a Unicode hyphen in 'a large-scale benchmark'": [
         ("papersift.extract.domain.rules.resource_cues._RESOURCE_AFTER", re.compile(
             r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*(,|:|—|--|-{3}|is|,?\s*which is)\s*"

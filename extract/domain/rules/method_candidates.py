@@ -114,6 +114,25 @@ def _known_name(acronym: str) -> bool:
     return established_method(acronym) or known_metric(acronym)
 
 
+def _established_expansion(words: str, acronym: str) -> bool:
+    """The acronym spells an established name that ends the words before its parenthesis
+    ('the Kullback-Leibler (KL)', 'Personalized PageRank (PPR)'), not a new name built on
+    one ('Adaptive Proximal Policy Optimization (APPO)' spells more than PPO)."""
+    parts = words.split()
+    letters = "".join(c for c in acronym if c.isalpha()).lower()
+    for count in range(1, len(parts) + 1):
+        tail = " ".join(parts[-count:])
+        if _initials(tail) == letters:
+            return established_method(tail)
+    return False
+
+
+def _initials(words: str) -> str:
+    """First letters of each word and hyphen part, and inner capitals ('PageRank': pr)."""
+    return "".join(re.sub(r"[^A-Z]", "", part[0].upper() + part[1:])
+                   for part in re.split(r"[\s-]+", words) if part).lower()
+
+
 def defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
         tuple[str, int, int, str]]:
     """Acronyms a proposal sentence defines ('we introduce Conformal Severity Control
@@ -127,7 +146,8 @@ def defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
             acronym = match.group(2)
             if not looks_like_acronym(acronym) or _PLURAL.match(acronym) \
                     or _known_name(acronym) or baseline_before(text, begin + match.start(1)) \
-                    or not _spelled_from(match.group(1), acronym):
+                    or not _spelled_from(match.group(1), acronym) \
+                    or _established_expansion(match.group(1), acronym):
                 continue
             found.append((acronym, begin + match.start(2), begin + match.end(2),
                           match.group(1).strip()))
@@ -180,6 +200,7 @@ def _parts_after_proposal(text: str, spans: list[tuple[int, int]], seen: set[str
             acronym, expansion = match.group(2), match.group(1).strip()
             if acronym in seen or not looks_like_acronym(acronym) or _PLURAL.match(acronym) \
                     or _NOT_A_PART.search(expansion) or _known_name(acronym) \
+                    or _established_expansion(expansion, acronym) \
                     or baseline_before(text, begin + match.start(1)):
                 continue
             seen.add(acronym)
