@@ -23,7 +23,7 @@ from unittest import mock
 from bench.decision.sets import FIELDS, HELDOUT, POOLS, TUNE, pooled, scores
 from bench.decision.train_gains import KEEP_ALL
 from papersift.extract.domain.rules.method_decision import Weights
-from papersift.extract.domain.rules.resource_cues import _NOT_BETWEEN
+from papersift.extract.domain.rules.resource_cues import _RESOURCE_AFTER
 
 _NEVER = re.compile(r"(?!x)x")  # a pattern that matches nothing
 
@@ -130,10 +130,8 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
          lambda words, acronym: False)],
     "a Unicode hyphen in 'a large-scale benchmark'": [
         ("papersift.extract.domain.rules.resource_cues._RESOURCE_AFTER", re.compile(
-            r"^[*_}\s]*(\([^()]{1,40}\))?[*_}\s]*(,|:|—|--|-{3}|is|,?\s*which is)\s*"
-            r"(a|an|the|our)\s+(" + _NOT_BETWEEN + r"[\w-]+,?\s+){0,6}?(benchmark|dataset|"
-            r"corpus|suite|testbed|test bed|leaderboard|environment|collection|arena)s?\b",
-            re.I))],
+            _RESOURCE_AFTER.pattern.replace(r"[\w\u2010\u2011-]", r"[\w-]"),
+            _RESOURCE_AFTER.flags))],
 }
 
 

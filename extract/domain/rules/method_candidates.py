@@ -10,7 +10,10 @@ from papersift.extract.domain.lookup.assemble_spans import looks_like_acronym, n
 from papersift.extract.domain.lookup.wholeword import whole_word
 from papersift.extract.domain.rules.established import established_method, known_metric
 from papersift.extract.domain.rules.name_rules import baseline_before, strictly_proposed
-from papersift.extract.domain.rules.presentation_cues import spelled_by_lowercase_words
+from papersift.extract.domain.rules.presentation_cues import (
+    acronym_letters,
+    spelled_by_lowercase_words,
+)
 from papersift.schemas import Method
 
 _PROPOSAL = re.compile(
@@ -119,7 +122,7 @@ def _established_expansion(words: str, acronym: str) -> bool:
     ('the Kullback-Leibler (KL)', 'Personalized PageRank (PPR)'), not a new name built on
     one ('Adaptive Proximal Policy Optimization (APPO)' spells more than PPO)."""
     parts = words.split()
-    letters = "".join(c for c in acronym if c.isalpha()).lower()
+    letters = acronym_letters(acronym)
     for count in range(1, len(parts) + 1):
         tail = " ".join(parts[-count:])
         if _initials(tail) == letters:

@@ -41,10 +41,15 @@ def presented_as_new(text: str, start: int) -> bool:
     return _NOVELTY_BEFORE.search(_phrase_before(text, start)) is not None
 
 
+def acronym_letters(acronym: str) -> str:
+    """The letters an acronym spells, lowercased ('3D-NOD': 'dnod')."""
+    return "".join(c for c in acronym if c.isalpha()).lower()
+
+
 def spelled_by_lowercase_words(words: str, acronym: str) -> int | None:
     """Where, in ``words`` (lowercase words ending before the acronym's parenthesis), the
     shortest tail whose initials spell ``acronym`` begins; None when none does."""
-    letters = "".join(c for c in acronym if c.isalpha()).lower()
+    letters = acronym_letters(acronym)
     found = list(re.finditer(r"[a-z][\w-]*", words))
     for count in range(1, len(found) + 1):
         tail = found[-count:]
