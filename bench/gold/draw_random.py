@@ -51,6 +51,14 @@ SAMPLES: dict[str, tuple[str, ...]] = {
                  "random9", "random10", "random11", "random12", "random13"),
     "random15": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
                  "random9", "random10", "random11", "random12", "random13", "random14"),
+    # a fifth clean held-out test, drawn in stop 38 and never read
+    "random16": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
+                 "random9", "random10", "random11", "random12", "random13", "random14",
+                 "random15"),
+    # a tune set drawn with it
+    "random17": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
+                 "random9", "random10", "random11", "random12", "random13", "random14",
+                 "random15", "random16"),
 }
 
 
