@@ -125,3 +125,20 @@ def test_a_creation_verb_before_a_name_and_its_resource_noun() -> None:
     assert called_a_resource_directly(text, first, first + 6)
     second = text.index("TaleQA", first + 1)
     assert not called_a_resource_directly(text, second, second + 6)
+
+
+def test_a_kind_noun_right_before_a_name_calls_it_a_benchmark() -> None:
+    """random15 (stop 38): 'the multimodal retrieval benchmark M-BEIR' names a benchmark
+    the model left out; the verb 'we benchmark', a plural acronym and a modifier of a
+    kind noun do not."""
+    from papersift.extract.domain.rules.benchmark_candidates import named_resources
+
+    assert named_resources("Ours leads the retrieval benchmark Q-BEIR, and more.") == (
+        "Q-BEIR",)
+    assert named_resources("We release a new dataset named SpoQA-2, with 9k pairs.") == (
+        "SpoQA-2",)
+    assert named_resources("We benchmark GridNet on three tasks.") == ()
+    assert named_resources("Tests on sixteen benchmark ODEs and a full-dataset SFT run.") == ()
+    from papersift.extract.domain.rules.benchmark_candidates import _KIND_THEN_NAME
+
+    assert not _KIND_THEN_NAME.search("We test on various benchmark SSR datasets.")

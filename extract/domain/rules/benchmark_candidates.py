@@ -32,6 +32,18 @@ _KIND_THEN_LIST = re.compile(
     rf"\b{_KINDS}\s*(?:,\s*)?(?:\(|:|such as|including|like|namely|e\.g\.,?|i\.e\.,?)\s*"
     rf"(?<![\w.+-])((?:{_NAME}{_SEP}){{0,6}}{_NAME})(?![\w+-]|\s[A-Z])")  # whole names only
 _SPLIT = re.compile(_SEP)
+# 'the multimodal retrieval benchmark M-BEIR', 'a new dataset named SSR-CoT': a singular
+# kind noun (not the verb 'we benchmark X', not part of 'full-dataset') right before one
+# name with an inner capital or digit. Not a plural acronym ('benchmark ODEs') and not a
+# modifier of another noun ('benchmark SSR datasets').
+_STRONG_WORD = r"(?:[A-Z0-9][\w+-]*[A-Z0-9][\w+-]*(?:\.\w+)*|[a-z]+[A-Z][\w+-]*)"
+_KIND_THEN_NAME = re.compile(
+    r"(?<![Ww]e\s)(?<!\bto\s)(?<!\balso\s)(?<!further\s)(?<![\w-])"
+    r"(?:benchmark|dataset|corpus|suite|environment)\s+(?:called\s+|named\s+)?"
+    rf"(?P<name>{_STRONG_WORD}(?:\s(?:{_STRONG_WORD}|v\d[\w.]*))?)"
+    r"(?![\w+/-])(?!\s+(?:datasets?|benchmarks?|baselines?|tasks?|models?|services?|"
+    r"[Dd]ataset|[Bb]enchmark)\b)")
+_PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s$")
 # 'the Scientists' First Exam (SFE) benchmark': a resource named by the acronym of its
 # capitalised expansion, the kind word after the parenthesis.
 # One capitalised word of an expansion, with a small joining word after it ('Panel
@@ -61,6 +73,10 @@ def named_resources(text: str) -> tuple[str, ...]:
     found: dict[str, None] = {}
     for match in _DEFINED_RESOURCE.finditer(text):
         found.setdefault(match.group("name"), None)
+    for match in _KIND_THEN_NAME.finditer(text):
+        name = match.group("name")
+        if _plausible(name) and not _PLURAL_ACRONYM.search(name):
+            found.setdefault(name, None)
     for pattern in (_LIST_THEN_KIND, _KIND_THEN_LIST):
         for match in pattern.finditer(text):
             if pattern is _LIST_THEN_KIND and a_kind_of_benchmarks(text, *match.span(1)):
