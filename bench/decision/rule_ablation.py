@@ -52,6 +52,8 @@ EARLIER_WEIGHTS = (
     ("with stop 36's method weights (no presentation cues)", "f6c03c1"),
     # the presentation cues, trained before random14 and random15 were added
     ("with stop 37's first method weights (before random14/15)", "8e9b785"),
+    # stop 37's final weights, before random17 was added
+    ("with stop 37's final method weights", "c05ecfc"),
 )
 
 
@@ -132,6 +134,9 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
         ("papersift.extract.domain.rules.resource_cues._RESOURCE_AFTER", re.compile(
             _RESOURCE_AFTER.pattern.replace(r"[\w\u2010\u2011-]", r"[\w-]"),
             _RESOURCE_AFTER.flags))],
+    # stop 38
+    "'the retrieval benchmark M-BEIR' calls M-BEIR a benchmark": [
+        ("papersift.extract.domain.rules.benchmark_candidates._KIND_THEN_NAME", _NEVER)],
 }
 
 

@@ -46,11 +46,14 @@ TUNE: tuple[tuple[str, str, str], ...] = (
     ("random12 tune, 1.5B", f"random12/{_1_5B}", "random12/tune.gold.json"),
     ("random14 tune, 1.5B", f"random14/{_1_5B}", "random14/tune.gold.json"),
     ("random15 tune, 1.5B", f"random15/{_1_5B}", "random15/tune.gold.json"),
+    ("random17 tune, 1.5B", f"random17/{_1_5B}", "random17/tune.gold.json"),
     *((f"{name} tune, 1.5B", f"{name}/{_1_5B}", f"{name}/tune.gold.json") for name in FAMOUS),
     ("bundled corpus, 1.5B", "neurips-2026.drafts.qwen2.5-coder-1.5b.jsonl",
      "neurips-2026.gold.json"),
 )
 HELDOUT: tuple[tuple[str, str, str], ...] = (
+    ("random16, 1.5B", f"random16/{_1_5B}", "random16/heldout.gold.json"),
+    ("random16, 0.5B", f"random16/{_0_5B}", "random16/heldout.gold.json"),
     ("random13, 1.5B", f"random13/{_1_5B}", "random13/heldout.gold.json"),
     ("random13, 0.5B", f"random13/{_0_5B}", "random13/heldout.gold.json"),
     ("random11, 1.5B", f"random11/{_1_5B}", "random11/heldout.gold.json"),
@@ -95,7 +98,8 @@ def line(label: str, metrics: dict[str, Any]) -> str:
 
 
 # Sets pooled into one line each (``--pooled``): the issue's targets are on pooled figures.
-_CLEAN = ("random13", "random11", "random8", "random4")  # drawn blind, errors never read
+# drawn blind, errors never read
+_CLEAN = ("random16", "random13", "random11", "random8", "random4")
 _RANDOM = (*_CLEAN, "random2", "random1 held-out")
 _FAMOUS_TITLED = tuple(f"{name} held-out, 1.5B, titled" for name in FAMOUS)
 
@@ -112,12 +116,12 @@ POOLS: dict[str, tuple[str, ...]] = {
     "famous held-out halves, titled (dev, dev2, dev3), 1.5B": _FAMOUS_TITLED,
     "all held-out, 1.5B (the random held-out sets and the famous titled halves)": (
         *_sets(_RANDOM, "1.5B"), *_FAMOUS_TITLED),
-    # the pools as they stood before random13 was drawn (stop 36's figures)
-    "clean random held-out as of stop 36 (random11, random8, random4), 1.5B": _sets(
+    # the pools as they stood before random16 was drawn (stop 37's figures)
+    "clean random held-out as of stop 37 (random13, random11, random8, random4), 1.5B": _sets(
         _CLEAN[1:], "1.5B"),
-    "random held-out as of stop 36 (without random13), 1.5B": _sets(_RANDOM[1:], "1.5B"),
-    "random13 alone (fresh, never read), 1.5B": ("random13, 1.5B",),
-    "random13 alone (fresh, never read), 0.5B": ("random13, 0.5B",),
+    "random held-out as of stop 37 (without random16), 1.5B": _sets(_RANDOM[1:], "1.5B"),
+    "random16 alone (fresh, never read), 1.5B": ("random16, 1.5B",),
+    "random16 alone (fresh, never read), 0.5B": ("random16, 0.5B",),
 }
 
 
