@@ -142,3 +142,20 @@ def test_a_kind_noun_right_before_a_name_calls_it_a_benchmark() -> None:
     from papersift.extract.domain.rules.benchmark_candidates import _KIND_THEN_NAME
 
     assert not _KIND_THEN_NAME.search("We test on various benchmark SSR datasets.")
+
+
+def test_an_acronym_and_its_expansion_are_one_benchmark() -> None:
+    """random17 (stop 38): the model wrote 'Incremental Shift OOD' and code found 'IS-OOD';
+    "Google's C4" and the known 'C4'. One entry each, the one-word name, and the merge is
+    recorded. 'CIFAR 10' is not 'CIFAR': digits count."""
+    text = ("We construct a benchmark named Incremental Shift OOD (IS-OOD) for detection. We "
+            "then extend the IS-OOD benchmark. "
+            "Prompts come from Google's C4 dataset. We test on CIFAR 10 and CIFAR.")
+    draft = _draft(benchmarks=[{"name": "Incremental Shift OOD", "new": True},
+                               {"name": "Google's C4 dataset", "new": False},
+                               {"name": "CIFAR 10", "new": False},
+                               {"name": "CIFAR", "new": False}])
+    result = assemble(draft, text)
+    names = {b.name: b.introduced for b in result.extraction.benchmarks}
+    assert names == {"IS-OOD": True, "C4": False, "CIFAR 10": False, "CIFAR": False}
+    assert any("the same resource as 'IS-OOD'" in reason for reason in result.rejected)

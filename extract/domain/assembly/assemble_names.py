@@ -146,7 +146,43 @@ def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
             name=surface[:120], kind=_benchmark_kind(surface, text[sentence[0]:sentence[1]]),  # type: ignore[arg-type]
             introduced=introduced, evidence=text[low:high]))
         found.append(Found(status, start, end, (low, high)))
-    return benchmarks, found
+    return _one_entry_per_resource(benchmarks, found, rejected)
+
+
+def _capitals(name: str) -> str:
+    """Capitals and digits: 'ISOOD' for 'IS-OOD', 'CIFAR10' for 'CIFAR 10'."""
+    return "".join(c for c in name if c.isupper() or c.isdigit())
+
+
+def _same_resource(short: str, long: str) -> bool:
+    """'IS-OOD' and 'Incremental Shift OOD', 'SPA-Bench' and 'SmartPhone Agent Benchmark':
+    one word and a longer name whose capitals and digits are the same (at least three
+    capitals); or 'C4' and
+    "Google's C4", the name after an owner's possessive."""
+    if len(short.split()) != 1 or len(long.split()) < 2:
+        return False
+    capitals = _capitals(short)
+    if sum(c.isupper() for c in capitals) >= 3 and capitals == _capitals(long):
+        return True
+    owner, _, rest = long.partition(" ")
+    return owner.endswith(("'s", "’s")) and rest == short
+
+
+def _one_entry_per_resource(benchmarks: list[Benchmark], found: list[Found | None],
+                            rejected: list[str]) -> tuple[list[Benchmark], list[Found | None]]:
+    """One entry per resource: where two entries are an acronym and its expansion, or a
+    name with and without its owner, the one-word name stays (introduced if either was)."""
+    dropped: set[int] = set()
+    for i, short in enumerate(benchmarks):
+        for j, long in enumerate(benchmarks):
+            if i in dropped or j in dropped or not _same_resource(short.name, long.name):
+                continue
+            dropped.add(j)
+            if long.introduced and not short.introduced:
+                benchmarks[i] = short.model_copy(update={"introduced": True})
+            rejected.append(f"benchmark {long.name!r}: the same resource as {short.name!r}")
+    return ([b for k, b in enumerate(benchmarks) if k not in dropped],
+            [f for k, f in enumerate(found) if k not in dropped])
 
 
 def _as_the_text_writes_it(item: DraftBenchmark, text: str) -> DraftBenchmark:
