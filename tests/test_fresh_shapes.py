@@ -159,3 +159,14 @@ def test_an_acronym_and_its_expansion_are_one_benchmark() -> None:
     names = {b.name: b.introduced for b in result.extraction.benchmarks}
     assert names == {"IS-OOD": True, "C4": False, "CIFAR 10": False, "CIFAR": False}
     assert any("the same resource as 'IS-OOD'" in reason for reason in result.rejected)
+
+
+def test_math_dollars_around_a_drafted_name_are_dropped() -> None:
+    """random17 (stop 38): the model wrote '$T^3' (its closing dollar lost) for the
+    abstract's '$T^3$'; the stored name is the name inside."""
+    from papersift.extract.domain.lookup.assemble_spans import as_written
+
+    text = "We propose a novel pipeline called $T^3$(Text-Tuple-Table) to help."
+    assert as_written("$T^3", text) == "T^3"
+    assert as_written("$T^3$", text) == "T^3"
+    assert as_written("T^3", text) == "T^3"

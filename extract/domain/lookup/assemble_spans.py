@@ -135,7 +135,8 @@ def find_name(name: str, text: str) -> tuple[AlignmentStatus, int, int] | None:
 # Markup a model copies around a name ('$\\texttt{dattri}$', '**IPR**') and kind words it
 # adds after one ('IPR framework' where the text has '**(IPR)** framework').
 _WRAPPED = re.compile(r"^\$?\\(?:texttt|textbf|textit|textsc|mathrm|mathbf|emph)\{([^{}]+)\}\$?$"
-                      r"|^\*\*([^*]+)\*\*$")
+                      r"|^\*\*([^*]+)\*\*$"
+                      r"|^\$([^$\\{}]+)\$?$")  # '$T^3$', or '$T^3' with its closing dollar lost
 # a method or a part of one; 'model', 'network', 'system' and 'agent' also head classes
 # of things ('T2I models', 'neural networks')
 _METHOD_KINDS = (r"framework|method|algorithm|approach|architecture|module|technique|"
@@ -158,7 +159,7 @@ def as_written(name: str, text: str) -> str:
     around it ('$\\texttt{dattri}$' -> 'dattri'), and without a kind word it added that
     the text does not write after it."""
     wrapped = _WRAPPED.match(name.strip())
-    bare = wrapped and (wrapped.group(1) or wrapped.group(2))
+    bare = wrapped and (wrapped.group(1) or wrapped.group(2) or wrapped.group(3))
     if bare and find_name(bare, text) is not None:
         return bare
     if find_name(name, text) is not None:
