@@ -137,6 +137,9 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
     # stop 38
     "'the retrieval benchmark M-BEIR' calls M-BEIR a benchmark": [
         ("papersift.extract.domain.rules.benchmark_candidates._KIND_THEN_NAME", _NEVER)],
+    "one entry per resource (acronym and expansion merged)": [
+        ("papersift.extract.domain.assembly.assemble_names._one_entry_per_resource",
+         lambda benchmarks, found, rejected: (benchmarks, found))],
 }
 
 
