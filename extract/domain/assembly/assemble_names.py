@@ -157,8 +157,11 @@ def _capitals(name: str) -> str:
 def _same_resource(short: str, long: str) -> bool:
     """'IS-OOD' and 'Incremental Shift OOD', 'SPA-Bench' and 'SmartPhone Agent Benchmark':
     one word and a longer name whose capitals and digits are the same (at least three
-    capitals); or 'C4' and
-    "Google's C4", the name after an owner's possessive."""
+    capitals); or 'C4' and "Google's C4", the name after an owner's possessive.
+
+    Looser than entities.acronyms.abbreviates (Schwartz-Hearst), which wants as many
+    words as capitals and so refuses both examples above; digits count here, so 'CIFAR 10'
+    is not 'CIFAR'."""
     if len(short.split()) != 1 or len(long.split()) < 2:
         return False
     capitals = _capitals(short)
