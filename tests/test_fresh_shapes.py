@@ -170,3 +170,15 @@ def test_math_dollars_around_a_drafted_name_are_dropped() -> None:
     assert as_written("$T^3", text) == "T^3"
     assert as_written("$T^3$", text) == "T^3"
     assert as_written("T^3", text) == "T^3"
+
+
+def test_a_derived_dataset_with_a_plus_keeps_its_source() -> None:
+    """random17 (stop 39): the title names 'Multi-News+' and the model wrote the source
+    'Multi-News dataset'. Both are stored: a '+' makes another resource."""
+    text = ("We classify unrelated documents from the Multi-News dataset, which is widely used "
+            "for summarization. Through our cleansing method, we introduce an enhanced "
+            "Multi-News+.")
+    draft = _draft(benchmarks=[{"name": "Multi-News dataset", "new": True}])
+    result = assemble(draft, text, "Multi-News+: Dataset Cleansing via LLM Annotation")
+    names = {b.name: b.introduced for b in result.extraction.benchmarks}
+    assert names == {"Multi-News+": True, "Multi-News": False}

@@ -317,4 +317,5 @@ def _locate(kind: str, name: str, text: str, rejected: list[str], *,
 
 
 def name_key(name: str) -> str:
-    return " ".join(_WORD.findall(normalize(name)))
+    """Lowercase words; a '+' counts as one, since 'Multi-News+' is not 'Multi-News'."""
+    return " ".join(_WORD.findall(normalize(name).replace("+", " plus ")))
