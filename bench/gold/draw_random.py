@@ -59,6 +59,13 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     "random17": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
                  "random9", "random10", "random11", "random12", "random13", "random14",
                  "random15", "random16"),
+    # two tune sets drawn in stop 39, to read fresh errors off
+    "random18": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
+                 "random9", "random10", "random11", "random12", "random13", "random14",
+                 "random15", "random16", "random17"),
+    "random19": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
+                 "random9", "random10", "random11", "random12", "random13", "random14",
+                 "random15", "random16", "random17", "random18"),
 }
 
 
