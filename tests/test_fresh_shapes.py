@@ -182,3 +182,81 @@ def test_a_derived_dataset_with_a_plus_keeps_its_source() -> None:
     result = assemble(draft, text, "Multi-News+: Dataset Cleansing via LLM Annotation")
     names = {b.name: b.introduced for b in result.extraction.benchmarks}
     assert names == {"Multi-News+": True, "Multi-News": False}
+
+
+def test_a_term_many_papers_write_is_weighed_as_the_fields_not_the_papers() -> None:
+    """Stop 39: acronyms a proposal sentence defines ('a novel Hilbert-Schmidt Independence
+    Criterion (HSIC)-Based ... approach') were kept as the paper's own on the definition
+    alone. known_terms.txt counts the papers of five conferences that write a name."""
+    from papersift.extract.domain.rules.known_terms import (
+        COMMON_AT,
+        common_in_field,
+        papers_writing,
+    )
+
+    assert papers_writing("KL") >= COMMON_AT and papers_writing("HSIC") >= COMMON_AT
+    assert papers_writing("Kullback-Leibler") >= COMMON_AT
+    assert papers_writing("hilbert-schmidt  Independence Criterion") >= COMMON_AT
+    assert papers_writing("FFCP") == 0 and not common_in_field("FFCP", "Fast Feature CP")
+    assert common_in_field("HSIC", None) and not common_in_field(None, "")
+    text = ("To align features, we introduce a novel Hilbert-Schmidt Independence Criterion "
+            "(HSIC)-Based Collaborative Optimization approach, and the Fast Feature Conformal "
+            "Prediction (FFCP) method.")
+    result = assemble(_draft(methods=[]), text)
+    features = {d.name: d.features for d in result.decisions}
+    assert "common_in_field" in features["HSIC"] and "common_in_field" not in features["FFCP"]
+    assert "rule:building_block_after" in features["HSIC"]  # '(HSIC)-Based'
+
+
+def test_random18_shapes_a_sized_dataset_a_versioned_known_name_and_x_based() -> None:
+    """random18 (stop 39): 'large-scale data Time-300B' is data, not a model with a size;
+    'ScanNet V2', which the model gave, is not also the known 'ScanNet'; 'our DEST-based
+    method' proposes DEST (weighed with the '-based' rule), never 'DEST-based'."""
+    from papersift.extract.domain.rules.known_benchmarks import known_benchmarks_in
+    from papersift.extract.domain.rules.name_rules import coined_proposals
+
+    text = ("We pre-trained these models on our newly introduced large-scale data Time-300B, "
+            "which spans over 9 domains.")
+    result = assemble(_draft(benchmarks=[{"name": "Time-300B", "new": True}]), text)
+    assert [(b.name, b.introduced) for b in result.extraction.benchmarks] == [
+        ("Time-300B", True)]
+    text = "Our method improves AP on ScanNet V2 (+5.3) and SUN RGB-D (+3.2)."
+    assert known_benchmarks_in(text, {"scannet v2"}) == []
+    assert known_benchmarks_in(text, set()) == ["ScanNet"]
+    text = "Experiments demonstrate the effectiveness of our DEST-based method."
+    assert [text[a:b] for a, b in coined_proposals(text, sentence_spans(text))] == ["DEST"]
+
+
+def test_an_acronym_a_proposal_sentence_only_uses_is_not_strictly_proposed() -> None:
+    """random18 (stop 39): 'Utilizing Relative Convergence Scores (RCS), CoBa adjusts ...'
+    sits in a proposal sentence but no proposal verb introduces RCS; 'we present Fast
+    Feature Conformal Prediction (FFCP)' does introduce FFCP, through its expansion."""
+    text = ("This paper presents CoBa, a new MTL approach. Utilizing Relative Convergence "
+            "Scores (RCS) and a Divergence Factor (DF), CoBa dynamically adjusts task weights. "
+            "In this paper, we present Fast Feature Conformal Prediction (FFCP), a method "
+            "that accelerates conformal prediction.")
+    result = assemble(_draft(methods=["CoBa"]), text)
+    features = {d.name: d.features for d in result.decisions}
+    assert "strictly_proposed" in features["FFCP"]
+    assert "strictly_proposed" not in features["RCS"]
+    assert "proposal_sentence" in features["RCS"]
+
+
+def test_random19_shapes_a_benchmarking_framework_a_size_and_a_method_title() -> None:
+    """random19 (stop 39): 'TGB 2.0, a novel benchmarking framework' is the title's
+    benchmark, not a method; 'DeepStack 7B' does not swallow 'DeepStack'; a title whose
+    resource noun modifies another ('Fair Dataset Distillation') or is a leading gerund's
+    object ('Generating Diverse Datasets') names a method."""
+    from papersift.extract.domain.rules.name_rules import named_as_method, title_name
+
+    text = "We introduce TGB 2.0, a novel benchmarking framework for temporal graphs."
+    assert not named_as_method(text, text.index("TGB"), text.index(","))
+    text = "We present DeepStack, a novel architecture. DeepStack 7B beats LLaVA-1.5-7B."
+    result = assemble(_draft(methods=["DeepStack"]), text)
+    assert "DeepStack" in [m.name for m in result.extraction.methods]
+    assert title_name("TGB 2.0: A Benchmark for Learning on Temporal Graphs") == ("TGB 2.0", True)
+    assert title_name("Multi-News+: Cost-efficient Dataset Cleansing via LLMs") == (
+        "Multi-News+", True)
+    assert title_name("FairDD: Fair Dataset Distillation") == ("FairDD", False)
+    assert title_name("SynthesizRR: Generating Diverse Datasets with Retrieval") == (
+        "SynthesizRR", False)

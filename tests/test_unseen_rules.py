@@ -49,8 +49,16 @@ def test_named_parts_after_the_proposal_are_methods_unless_resources_or_measures
     text = ("We propose StarDet for sparse detection. Specifically, Adaptive Center "
             "Regression (ACR) widens the range, and the Quality Aware Head (QAH) scores boxes. "
             "We report Mean Box Error (MBE) on the Sparse Road Dataset (SRD).")
-    names = [m.name for m in assemble(_draft(["StarDet"]), text).extraction.methods]
-    assert names == ["StarDet", "ACR", "QAH"]
+    result = assemble(_draft(["StarDet"]), text)
+    # Parts defined after the proposal are weighed as named parts of the paper's method
+    # (since stop 39 at the level of a proposal sentence, not as proposed: on the tune
+    # sets 3 of the 11 such names code alone found were gold methods), so the decision
+    # refuses them here with its reasons; the measure and the dataset are no candidates.
+    parts = {d.name: d for d in result.decisions if d.name != "StarDet"}
+    assert set(parts) == {"ACR", "QAH"}
+    assert all("listed_part" in d.features and "part_of_own" in d.features
+               and "strictly_proposed" not in d.features for d in parts.values())
+    assert [m.name for m in result.extraction.methods] == ["StarDet"]
 
 
 def test_a_variant_joined_by_a_hyphen_is_its_own_method_but_a_glued_prefix_is_not() -> None:

@@ -1,4 +1,4 @@
-"""What each grounding rule of stops 29 to 37 does on held-out data: every rule switched off in
+"""What each grounding rule of stops 29 to 39 does on held-out data: every rule switched off in
 turn, the held-out pools regraded (the saved real answers; seconds, no model).
 
     python -m bench.decision.rule_ablation            # the held-out pools
@@ -54,6 +54,8 @@ EARLIER_WEIGHTS = (
     ("with stop 37's first method weights (before random14/15)", "8e9b785"),
     # stop 37's final weights, before random17 was added
     ("with stop 37's final method weights", "c05ecfc"),
+    # stop 38's final weights, before random18/19 and common_in_field
+    ("with stop 38's final method weights", "ef22a17"),
 )
 
 
@@ -140,6 +142,14 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
     "one entry per resource (acronym and expansion merged)": [
         ("papersift.extract.domain.assembly.assemble_names._one_entry_per_resource",
          lambda benchmarks, found, rejected: (benchmarks, found))],
+    # stop 39
+    "a term many papers write (common_in_field)": [
+        ("papersift.extract.domain.assembly.assemble_methods.common_in_field",
+         lambda *names: False)],
+    "'(ACR)-based' after a defined acronym is a building block": [
+        ("papersift.extract.domain.rules.name_rules._BUILDING_BLOCK_AFTER", re.compile(
+            r"^[*_}]*-(based|style|like|inspired|driven|guided|type|family|variant|backbone)"
+            r"\b", re.I))],
 }
 
 

@@ -25,17 +25,23 @@ from papersift.extract.domain.lookup.wholeword import whole_word
 from papersift.extract.domain.rules.benchmark_kinds import called_a_task, named_as_a_problem
 from papersift.extract.domain.rules.context_rules import background_end
 from papersift.extract.domain.rules.established import established_method
+from papersift.extract.domain.rules.known_terms import common_in_field
 from papersift.extract.domain.rules.method_candidates import (
-    defined_in_proposals,
+    in_proposal_sentences,
     listed_as_part,
     part_of_another,
+    parts_defined_after,
     parts_of_own,
     proposal_mention,
     spelled_out,
     variants_of_own,
 )
 from papersift.extract.domain.rules.method_decision import Decision, Weights, decide, load_weights
-from papersift.extract.domain.rules.name_rules import coined_proposals, method_rule_hits
+from papersift.extract.domain.rules.name_rules import (
+    coined_proposals,
+    method_rule_hits,
+    strictly_proposed,
+)
 from papersift.extract.domain.rules.presentation_cues import (
     coined_for_lowercase_words,
     presented_as_new,
@@ -188,8 +194,8 @@ def _add_found(candidates: list[_Candidate], text: str, spans: list[tuple[int, i
     if taken.why(surface, keys):
         return
     same = next((c for c in candidates if keys & c.keys), None)
-    if same is not None:
-        same.features[feature] = 1.0
+    if same is not None:  # the model's name: a definition in passing still defines it
+        same.features["defined_in_proposal" if feature == "defined_in_passing" else feature] = 1.0
         return
     sentence = sentence_of(spans, start, end)
     hits = method_rule_hits(text, sentence, (start, end), start, end, proposed=level == 2)
@@ -215,9 +221,16 @@ def _found_by_code(candidates: list[_Candidate], text: str, spans: list[tuple[in
         if not named_as_resource(text, start, end):
             _add_found(candidates, text, spans, taken, title, start, end,
                        "coined_after_verb", 2)
-    for _, start, end, spelled in defined_in_proposals(text, spans):
+    defined = in_proposal_sentences(text, spans)
+    for _, start, end, spelled in defined:
+        level = _definition_level(text, spans, start, end, spelled)
         _add_found(candidates, text, spans, taken, title, start, end,
-                   "defined_in_proposal", 2, spelled or None)
+                   "defined_in_proposal" if level == 2 else "defined_in_passing", level,
+                   spelled or None)
+    # 'Specifically, Adaptive Center Regression (ACR) widens ...': the parts of the method
+    for _, start, end, spelled in parts_defined_after(text, spans, {a for a, *_ in defined}):
+        _add_found(candidates, text, spans, taken, title, start, end,
+                   "listed_part", 1, spelled or None)
     own = [form for c in candidates if c.level == 2
            for form in (c.method.name, c.method.expansion or "") if form]
     if not own:
@@ -227,6 +240,20 @@ def _found_by_code(candidates: list[_Candidate], text: str, spans: list[tuple[in
     for start, end in variants_of_own(text, own):
         _add_found(candidates, text, spans, taken, title, start, end,
                    "variant_of_own", 2)
+
+
+def _definition_level(text: str, spans: list[tuple[int, int]], start: int, end: int,
+                      spelled: str) -> int:
+    """How strongly the abstract presents an acronym a proposal sentence defines: 2 when a
+    proposal verb introduces it or its expansion ('we present Fast Feature Conformal
+    Prediction (FFCP)'), else 1 ('Utilizing Relative Convergence Scores (RCS), X adjusts').
+    Being defined in a proposal sentence is not by itself being proposed."""
+    level, _ = proposal_mention(text[start:end], text, spans, (start, end))
+    at = text.rfind(spelled, 0, start) if spelled and level < 2 else -1
+    if at >= 0 and strictly_proposed(text, sentence_of(spans, at, at + len(spelled)), at,
+                                     at + len(spelled)):
+        return 2
+    return max(level, 1)
 
 
 def _relations(candidates: list[_Candidate], text: str, spans: list[tuple[int, int]]) -> None:
@@ -240,6 +267,8 @@ def _relations(candidates: list[_Candidate], text: str, spans: list[tuple[int, i
             candidate.features["part_of_own"] = 1.0
     strongest = max((c.level for c in candidates), default=0)
     for candidate in candidates:
+        if common_in_field(candidate.method.name, candidate.method.expansion):
+            candidate.features["common_in_field"] = 1.0
         if candidate.level < min(strongest, 1):
             candidate.features["weaker_than_own"] = 1.0
         objections = {"description", "one_word", "weaker_than_own"} | {
@@ -261,14 +290,16 @@ def _merged(candidates: list[_Candidate], text: str, rejected: list[str],
     name already stored as a benchmark, or one the benchmark rules found to be a task or
     term (``taken``). These are the same thing named twice, not a
     judgement of what kind of name it is, so they are merged here rather than weighed."""
-    methods = [c.method for c in candidates]
     kept = []
     for candidate in candidates:
         name = candidate.method.name
+        # 'DeepStack' is not a part of its own size 'DeepStack 7B'
+        longer = [c.method for c in candidates
+                  if not ("variant_of_own" in c.features and c.method.name.startswith(name))]
         why = taken.why(name, candidate.keys) or _a_problem(text, candidate.where)
         if why:
             rejected.append(f"method {name!r}: {why}")
-        elif part_of_another(candidate.method, methods, text):
+        elif part_of_another(candidate.method, longer, text):
             rejected.append(f"method {name!r}: part of a longer name")
         else:
             kept.append(candidate)

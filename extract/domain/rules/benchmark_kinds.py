@@ -60,7 +60,8 @@ _TASK_LIST_AFTER = re.compile(r"^[*_}]*\s+(and|or)\s+([a-z][\w-]*\s+){1,2}tasks?
 # Right before a name: the paper takes data from it ('a small subset of Wiki-40B-en').
 _DATA_OF_BEFORE = re.compile(
     r"\b(subsets?|splits?|portions?|parts?|samples|examples|documents|sentences|images)\s+"
-    r"(of|from)\s+(the\s+)?[*_{]*$")
+    r"(of|from)\s+(the\s+)?[*_{]*$"
+    r"|\b(data|dataset|corpus)\s+[*_{]*$")  # 'our newly introduced large-scale data Time-300B'
 
 
 def used_as_data(text: str, start: int) -> bool:

@@ -33,9 +33,15 @@ def known_benchmarks_in(text: str, drafted: set[str]) -> list[str]:
         written = match.group(0)  # 'AlfWorld' for ALFWorld; never an all-lowercase word
         if written.islower() or written.isdigit():
             continue
+        version = _VERSION_AFTER.match(text, match.end())
+        if version and name_key(written + version.group(0)) in drafted:
+            continue  # 'ScanNet V2', which the model gave: not also 'ScanNet'
         if name_key(written) not in drafted:
             found.setdefault(written, None)
     return list(found)
+
+
+_VERSION_AFTER = re.compile(r"[\s-]?[Vv]?\d+(?:\.\d+)?\b")
 
 
 def known_benchmark(name: str) -> bool:

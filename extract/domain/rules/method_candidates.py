@@ -136,11 +136,20 @@ def _initials(words: str) -> str:
                    for part in re.split(r"[\s-]+", words) if part).lower()
 
 
-def defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
-        tuple[str, int, int, str]]:
+def defined_in_proposals(text: str, spans: list[tuple[int, int]], parts: bool = True
+                         ) -> list[tuple[str, int, int, str]]:
     """Acronyms a proposal sentence defines ('we introduce Conformal Severity Control
-    (CSC)'): (acronym, start, end, spelled-out form). The model misses some of these."""
-    found = []
+    (CSC)'): (acronym, start, end, spelled-out form), then (``parts``) the named parts
+    defined after it (see parts_defined_after). The model misses some of these."""
+    found = in_proposal_sentences(text, spans)
+    return found + (parts_defined_after(text, spans, {a for a, *_ in found}) if parts else [])
+
+
+def in_proposal_sentences(text: str, spans: list[tuple[int, int]]) -> list[
+        tuple[str, int, int, str]]:
+    """The acronyms defined inside proposal sentences (defined_in_proposals without the
+    parts after them)."""
+    found: list[tuple[str, int, int, str]] = []
     for begin, end in spans:
         sentence = text[begin:end]
         if "(" not in sentence or not _PROPOSAL.search(sentence):
@@ -155,7 +164,7 @@ def defined_in_proposals(text: str, spans: list[tuple[int, int]]) -> list[
             found.append((acronym, begin + match.start(2), begin + match.end(2),
                           match.group(1).strip()))
         found.extend(_lowercase_definitions(text, (begin, end), {a for a, *_ in found}))
-    return found + _parts_after_proposal(text, spans, {a for a, *_ in found})
+    return found
 
 
 def _spelled_from(words: str, acronym: str) -> bool:
@@ -186,7 +195,7 @@ def _lowercase_definitions(text: str, sentence: tuple[int, int], seen: set[str])
     return found
 
 
-def _parts_after_proposal(text: str, spans: list[tuple[int, int]], seen: set[str]) -> list[
+def parts_defined_after(text: str, spans: list[tuple[int, int]], seen: set[str]) -> list[
         tuple[str, int, int, str]]:
     """Title-case acronym definitions after the sentence that presents the paper's method:
     the named parts of that method. Not resources, measures or model classes, and not in a

@@ -40,11 +40,15 @@ FEATURE_GROUPS: dict[str, dict[str, str]] = {
         "in_title_words": "its name appears in the title",
         "coined_after_verb": "code found it as a coined name right after a proposal verb",
         "defined_in_proposal": "a proposal sentence defines it as an acronym",
+        "defined_in_passing": "code found it only as an acronym a proposal sentence defines, "
+                              "and no proposal verb introduces it ('Utilizing Relative "
+                              "Convergence Scores (RCS), X ...')",
         "presented_as_new": "a novelty word comes right before it ('a novel mechanism, X')",
         "coined_for_lowercase_words": "it is an acronym coined for lowercase words that a "
                                       "creation verb introduces ('introduces a ... (ACR)')",
         "part_of_own": "a sentence lists it as a part of the paper's method",
-        "listed_part": "code found it in a list of the parts of the paper's method",
+        "listed_part": "code found it as a named part of the paper's method (in a list of "
+                       "its parts, or defined after the sentence that presents it)",
         "variant_of_own": "a size or variant of the paper's own method ('X-7B')",
         "weaker_than_own": "other names are presented as the paper's own and this one is not",
         "background_only": "every mention sits in the background sentences",
@@ -58,6 +62,8 @@ FEATURE_GROUPS: dict[str, dict[str, str]] = {
         "long": "more than four words",
         "inside_a_phrase": "one word inside a lowercase phrase ('counterfactual X values')",
     },
+    "field": {"common_in_field": "many papers of five recent conferences write it: a "
+                                 "term of the field, not a coinage"},
     "rules": {"no_objection": "no wording rule speaks against it",
               "rules_keep": "the hand-written rules alone would keep it",
               **{f"rule:{rule}": reason for rule, reason in METHOD_RULES.items()}},
@@ -73,7 +79,7 @@ FOR: frozenset[str] = frozenset({
     "listed_part", "variant_of_own", "repeated",
     "reads_as_name", "no_objection", "rules_keep"})
 AGAINST: frozenset[str] = frozenset({
-    "weaker_than_own", "background_only", "description", "inside_a_phrase",
+    "weaker_than_own", "background_only", "description", "inside_a_phrase", "common_in_field",
     *(name for name in FEATURE_GROUPS["rules"] if name.startswith("rule:"))})
 EXPLAINED: dict[str, str] = {name: text for group in FEATURE_GROUPS.values()
                              for name, text in group.items()}

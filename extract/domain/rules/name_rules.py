@@ -68,9 +68,10 @@ _BASELINE_BEFORE = re.compile(
     r"extend\w*|generali[sz]\w*|adapt\w*|apply\w*|applied to|using|uses|employ\w*|"
     r"leverag\w*|follow(s|ing|ed)?)"
     r"\s*(\*|_|\\textbf\{|\\emph\{|\\textit\{)*$", re.I)
-# Just after a name: a building block ("Transformer-based"), or others' work ("X et al.").
+# Just after a name: a building block ("Transformer-based", "(NWC)-based" after the acronym
+# a parenthesis defines), or others' work ("X et al.").
 _BUILDING_BLOCK_AFTER = re.compile(
-    r"^[*_}]*-(based|style|like|inspired|driven|guided|type|family|variant|backbone)\b", re.I)
+    r"^[*_})]*-(based|style|like|inspired|driven|guided|type|family|variant|backbone)\b", re.I)
 _AUTHOR_AFTER = re.compile(r"^[*_}]*,?\s*et\s+al\b")
 # Right after a name: a citation marks it as earlier work ('Gaussian Splatting [22]').
 _CITATION_AFTER = re.compile(
@@ -280,10 +281,10 @@ _COINED_AFTER_VERB = re.compile(  # used with match(text, pos): anchored there
     r"(?:(?:framework|method|model|algorithm|approach|system|agent|architecture|pipeline),?\s+)?"
     r"(?:called\s+|named\s+|dubbed\s+|as\s+)?"
     r"(\*\*|\*|\\textbf\{|\\textsc\{|\\emph\{|\\textit\{)?"
-    r"([A-Z0-9][A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*\+*)"
+    r"([A-Z0-9][A-Za-z0-9]*(?:[-+](?!(?:based|driven|style)\b)[A-Za-z0-9]+)*\+*)"
     r"(\*\*|\*|\})?"
     r"(?=\s*(,|:|\(|—|--|\.(?:\s|$)|\s+(?:a|an|the|which|that|to|for|as|algorithm|framework|method|"
-    r"model|system|agent)\b))")
+    r"model|system|agent)\b)|-(?:based|driven|style)\b)")  # 'our DEST-based method': DEST
 
 
 def _coined(name: str, emphasised: bool) -> bool:
@@ -456,14 +457,27 @@ _METHOD_BEFORE = re.compile(
 
 
 def named_as_method(text: str, start: int, end: int) -> bool:
-    """The abstract calls this name a method, model or framework right next to it."""
-    return bool(_METHOD_AFTER.match(text[end:end + 120])
+    """The abstract calls this name a method, model or framework right next to it; not
+    'a novel benchmarking framework', which is a benchmark."""
+    after = _METHOD_AFTER.match(text[end:end + 120])
+    return bool((after and "benchmark" not in after.group(0).lower())
                 or _METHOD_BEFORE.search(text[max(0, start - 60):start]))
 
 
 _TITLE_PREFIX = re.compile(r"^\s*([^:]{1,48}?)\s*:\s+(\S.*)$", re.S)
-_TITLE_RESOURCE = re.compile(r"\b(benchmark|dataset|corpus|suite|testbed|leaderboard|arena)s?\b",
-                             re.I)
+# The title calls its name a resource: a resource noun that heads its phrase ('A Benchmark
+# for ...', 'Multi-News+: Cost-efficient Dataset Cleansing'), not one that modifies another
+# noun ('Fair Dataset Distillation', 'Benchmark Reduction') or that a leading gerund takes
+# as its object ('Generating Diverse Datasets with ...'): those titles name a method.
+_AFTER_A_HEAD = (r"(?:and|or|for|of|with|in|on|to|from|via|by|the|a|an|at|as|across|under|"
+                 r"towards?|over|based|using|beyond|without|through|into|frameworks?|study|"
+                 r"benchmarks?|datasets?|corpus|corpora|suites?|testbeds?|leaderboards?|"
+                 r"arenas?|platforms?|hubs?|library|collections?|[\w-]+(?:ing|ed))")
+_TITLE_RESOURCE = re.compile(
+    r"\b(benchmark|dataset|corpus|suite|testbed|leaderboard|arena)s?\b"
+    rf"(?!\s+(?!{_AFTER_A_HEAD}\b)[A-Za-z])", re.I)
+_GERUND_OBJECT = re.compile(r"^[A-Z][a-z]+ing\s+(?:(?!(?:a|an|the|with|for|via|through|to)\b)"
+                            r"[\w-]+\s+){0,4}(?:datasets|benchmarks|corpora)\b", re.I)
 _TITLE_MARKUP = re.compile(r"\$|\\[A-Za-z]+|[{}*_]")
 
 
@@ -484,4 +498,5 @@ def title_name(title: str | None) -> tuple[str, bool] | None:
                  for word in words) or (len(words) == 1 and words[0][:1].isupper())
     if not coined:
         return None
-    return name, bool(_TITLE_RESOURCE.search(match.group(2)))
+    rest = match.group(2)
+    return name, bool(_TITLE_RESOURCE.search(rest)) and not _GERUND_OBJECT.match(rest)
