@@ -260,3 +260,21 @@ def test_random19_shapes_a_benchmarking_framework_a_size_and_a_method_title() ->
     assert title_name("FairDD: Fair Dataset Distillation") == ("FairDD", False)
     assert title_name("SynthesizRR: Generating Diverse Datasets with Retrieval") == (
         "SynthesizRR", False)
+
+
+def test_a_name_the_models_gains_measure_on_with_its_kind_word_is_a_benchmark() -> None:
+    """random9 (stop 39): the model measured gains 'on' 'BABILong task' and 'RULER task'
+    but listed neither as a benchmark; the abstract names them with no cue word. Only an
+    'on' with the model's own kind word counts ('LLaVA-HR', a model, does not)."""
+    from papersift.extract.domain.rules.benchmark_candidates import measured_on
+
+    text = ("Our method improves BABILong and RULER scores by 1.67x and 1.41x, and cuts the "
+            "time of LLaVA-HR by 31.0%.")
+    places = ["BABILong task", "the RULER benchmark", "LLaVA-HR", "long contexts task"]
+    assert measured_on(places, text, set()) == ["BABILong", "RULER"]
+    assert measured_on(places, text, {"ruler"}) == ["BABILong"]
+    draft = _draft(gains=[{"metric": "BABILong performance", "value": "1.67",
+                           "on": "BABILong task"}])
+    result = assemble(draft, text)
+    assert [b.name for b in result.extraction.benchmarks] == ["BABILong"]
+    assert any("measures a result on it" in line for line in result.added)

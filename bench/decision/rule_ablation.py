@@ -146,6 +146,9 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
     "a term many papers write (common_in_field)": [
         ("papersift.extract.domain.assembly.assemble_methods.common_in_field",
          lambda *names: False)],
+    "a name the model's gains measure on ('MGSM benchmark')": [
+        ("papersift.extract.domain.assembly.assemble.measured_on",
+         lambda places, text, drafted: [])],
     "'(ACR)-based' after a defined acronym is a building block": [
         ("papersift.extract.domain.rules.name_rules._BUILDING_BLOCK_AFTER", re.compile(
             r"^[*_}]*-(based|style|like|inspired|driven|guided|type|family|variant|backbone)"

@@ -43,7 +43,7 @@ from papersift.extract.domain.lookup.assemble_spans import (
 )
 from papersift.extract.domain.lookup.grounding import Alignment
 from papersift.extract.domain.lookup.wholeword import whole_word
-from papersift.extract.domain.rules.benchmark_candidates import missed_benchmarks
+from papersift.extract.domain.rules.benchmark_candidates import measured_on, missed_benchmarks
 from papersift.extract.domain.rules.benchmark_kinds import BENCHMARK_NAME, a_task_or_term
 from papersift.extract.domain.rules.context_rules import background_end, resources_in_apposition
 from papersift.extract.domain.rules.gain_candidates import missed_results
@@ -314,6 +314,11 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
     why_added.update({name_key(n): "a known dataset (rules/known_benchmarks.txt) the abstract "
                       "names" for n in known})
     missed_names += known
+    measured = [n for n in measured_on([g.on for g in draft.gains if g.on], text,
+                                       _drafted_keys(draft)) if n not in missed_names]
+    why_added.update({name_key(n): "the model's answer measures a result on it ('the X "
+                      "benchmark')" for n in measured})
+    missed_names += measured
     if missed_names:  # 'on Yelp, Amazon and MovieLens datasets': the model wrote only Yelp
         draft = draft.model_copy(update={"benchmarks": [
             *draft.benchmarks, *(DraftBenchmark(name=n, new=False) for n in missed_names)]})

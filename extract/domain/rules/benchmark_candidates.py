@@ -104,3 +104,33 @@ def _plausible(name: str) -> bool:
     return not name.isdigit()
 
 
+
+
+# The kind word the model's answer puts after a name it measured a result on ('the MGSM
+# benchmark', 'BABILong task', 'X-AlpacaEval leaderboard').
+_MEASURED_ON = re.compile(
+    r"^(?:the\s+|an?\s+)?(?P<name>.{3,80}?)\s+(?:benchmarks?|datasets?|tasks?|leaderboards?|"
+    r"test\s+sets?|suites?|splits?|subsets?)$", re.I)
+_STRONG_NAME = re.compile(rf"^{_STRONG_WORD}$")
+
+
+def measured_on(places: list[str], text: str, drafted: set[str]) -> list[str]:
+    """Names the model's gains say a result was measured on ('on': 'MGSM benchmark'), as
+    the abstract writes them, when it wrote the kind word itself and the name has a word
+    with an inner capital or a digit: 'in BABILong and RULER' has no cue word of its
+    own, and the model often leaves such names out of its benchmark list. Not a name in
+    ``drafted`` (normalised keys)."""
+    found: dict[str, None] = {}
+    for place in places:
+        match = _MEASURED_ON.match(place.strip())
+        if match is None or len(match.group("name").split()) > 4:
+            continue
+        name = re.escape(match.group("name"))
+        written = re.search(rf"(?<![\w-]){name}(?![\w-])", text, re.I)
+        if written is None:
+            continue
+        surface = written.group(0)
+        if any(_STRONG_NAME.match(word) for word in surface.split()) \
+                and name_key(surface) not in drafted:
+            found.setdefault(surface, None)
+    return list(found)
