@@ -278,3 +278,18 @@ def test_a_name_the_models_gains_measure_on_with_its_kind_word_is_a_benchmark() 
     result = assemble(draft, text)
     assert [b.name for b in result.extraction.benchmarks] == ["BABILong"]
     assert any("measures a result on it" in line for line in result.added)
+
+
+def test_a_coined_name_a_data_making_verb_introduces_is_a_new_resource() -> None:
+    """random12 and random17 (stop 39): 'we construct BOOST-QA, a fine-tuning dataset'
+    and 'we construct JavisInst-Omni, a high-quality instruction dataset': the method
+    verbs of PROPOSAL_VERB do not include 'construct', 'curate' or 'collect'. The words
+    after the name must still call it a dataset or benchmark."""
+    from papersift.extract.domain.rules.context_rules import made_resources
+
+    text = ("Utilizing MASTER, we construct BOOST-QA, a fine-tuning dataset augmented from "
+            "existing data. We also collect GPT-4o, which we query.")
+    assert [text[a:b] for a, b in made_resources(text)] == ["BOOST-QA", "GPT-4o"]
+    result = assemble(_draft(methods=["MASTER"]), text)
+    assert [(b.name, b.introduced) for b in result.extraction.benchmarks] == [
+        ("BOOST-QA", True)]

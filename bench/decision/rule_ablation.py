@@ -149,6 +149,8 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
     "a name the model's gains measure on ('MGSM benchmark')": [
         ("papersift.extract.domain.assembly.assemble.measured_on",
          lambda places, text, drafted: [])],
+    "'we construct X, a ... dataset' introduces X": [
+        ("papersift.extract.domain.assembly.assemble.made_resources", lambda text: [])],
     "'(ACR)-based' after a defined acronym is a building block": [
         ("papersift.extract.domain.rules.name_rules._BUILDING_BLOCK_AFTER", re.compile(
             r"^[*_}]*-(based|style|like|inspired|driven|guided|type|family|variant|backbone)"

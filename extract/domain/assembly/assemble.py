@@ -45,7 +45,11 @@ from papersift.extract.domain.lookup.grounding import Alignment
 from papersift.extract.domain.lookup.wholeword import whole_word
 from papersift.extract.domain.rules.benchmark_candidates import measured_on, missed_benchmarks
 from papersift.extract.domain.rules.benchmark_kinds import BENCHMARK_NAME, a_task_or_term
-from papersift.extract.domain.rules.context_rules import background_end, resources_in_apposition
+from papersift.extract.domain.rules.context_rules import (
+    background_end,
+    made_resources,
+    resources_in_apposition,
+)
 from papersift.extract.domain.rules.gain_candidates import missed_results
 from papersift.extract.domain.rules.gain_decision import GainDecision, load_gain_weights
 from papersift.extract.domain.rules.gain_numbers import is_count_or_name
@@ -298,6 +302,9 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
     drafted = _drafted_keys(draft)
     introduced += [text[a:b] for a, b in resources_in_apposition(text)
                    if name_key(text[a:b]) not in drafted and text[a:b] not in introduced]
+    introduced += [text[a:b] for a, b in made_resources(text)
+                   if named_as_resource(text, a, b) and name_key(text[a:b]) not in drafted
+                   and text[a:b] not in introduced]
     why_added.update({name_key(n): "a proposal verb or an apposition presents it as a dataset "
                       "or benchmark" for n in introduced})
     if named_benchmarks or introduced:  # 'CellularS2-Bench' as a method is a benchmark

@@ -145,6 +145,20 @@ def resources_in_apposition(text: str) -> list[tuple[int, int]]:
     return [match.span(1) for match in _RESOURCE_APPOSITION.finditer(text)]
 
 
+# 'we construct BOOST-QA, a fine-tuning dataset ...': a coined name right after a verb that
+# makes data (the method verbs of name_rules.PROPOSAL_VERB do not include these).
+_MADE_RESOURCE = re.compile(
+    r"\b(?:[Ww]e|[Oo]ur|[Tt]his (?:paper|work))\b[^.;]{0,40}?\b(?:construct|curat|collect|"
+    r"releas|compil|assembl|gather)\w*\s+(?:(?:a|an|the)\s+)?(?:(?:new|novel)\s+)?[*_]*"
+    r"([A-Z][\w-]*[A-Z0-9][\w-]*|[a-z]+[A-Z][\w-]*)[*_]*(?=\s*[,(:—])")
+
+
+def made_resources(text: str) -> list[tuple[int, int]]:
+    """Spans of coined names a data-making verb introduces ('we curate X,'); the caller
+    keeps those the words after call a dataset or benchmark (named_as_resource)."""
+    return [match.span(1) for match in _MADE_RESOURCE.finditer(text)]
+
+
 # '34.8-hour', '300-image': a size or count that the model took for a name.
 _SIZE_AS_NAME = re.compile(r"^\d[\d.,]*\s?-?\s?[a-z]+$")
 
