@@ -86,20 +86,31 @@ def known(texts: list[str]) -> list[tuple[str, int, int]]:
                  or task_phrase(name)))
 
 
-def main(argv: list[str]) -> int:
+def conference_texts(argv: list[str]) -> list[str]:
+    """The abstracts of the folder the command line names (default ../shared/conferences),
+    every gold abstract left out."""
     source = Path(argv[0]) if argv else REPO.parent / "shared" / "conferences"
     if not source.is_dir():
         source = Path("/work/shared/conferences")
-    texts = abstracts(source)
-    rows = known(texts)
+    return abstracts(source)
+
+
+def write_list(out: Path, header: str, rows: list[tuple[object, ...]], abstracts: int) -> None:
+    """A tab-separated list under its comment header, and a line saying what was written."""
+    out.write_text(header + "".join("\t".join(map(str, row)) + "\n" for row in rows),
+                   encoding="utf-8")
+    print(f"{len(rows)} names from {abstracts} abstracts -> {out.relative_to(REPO)}")
+
+
+def main(argv: list[str]) -> int:
+    texts = conference_texts(argv)
     header = (
         f"# Known datasets and benchmarks: written by tools/known_benchmarks.py from\n"
         f"# {len(texts)} real conference abstracts (gold-set abstracts left out). A name is\n"
         f"# here when at least {MIN_CUED} papers' wording calls it a dataset or benchmark and\n"
         f"# those are at least {MIN_SHARE:.0%} of the papers naming it. Columns: name, papers\n"
         f"# calling it one, papers naming it.\n")
-    OUT.write_text(header + "".join(f"{n}\t{c}\t{a}\n" for n, c, a in rows), encoding="utf-8")
-    print(f"{len(rows)} names from {len(texts)} abstracts -> {OUT.relative_to(REPO)}")
+    write_list(OUT, header, list(known(texts)), len(texts))
     return 0
 
 

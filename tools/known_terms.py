@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from known_benchmarks import REPO, abstracts
+from known_benchmarks import REPO, conference_texts, write_list
 
 OUT = REPO / "papersift" / "extract" / "domain" / "rules" / "known_terms.txt"
 MIN_PAPERS = 5
@@ -61,19 +61,14 @@ def counts(texts: list[str]) -> Counter[str]:
 
 
 def main(argv: list[str]) -> int:
-    source = Path(argv[0]) if argv else REPO.parent / "shared" / "conferences"
-    if not source.is_dir():
-        source = Path("/work/shared/conferences")
-    texts = abstracts(source)
-    found = counts(texts)
+    texts = conference_texts(argv)
     header = (
         f"# How many papers write a name: written by tools/known_terms.py from {len(texts)}\n"
         f"# real conference abstracts (gold-set abstracts left out). Coined-looking words\n"
         f"# as written, capitalised expansions of acronyms in lowercase; only names at least\n"
         f"# {MIN_PAPERS} papers write. Columns: name, papers.\n")
-    rows = sorted(found.items(), key=lambda item: (-item[1], item[0]))
-    OUT.write_text(header + "".join(f"{name}\t{n}\n" for name, n in rows), encoding="utf-8")
-    print(f"{len(rows)} names from {len(texts)} abstracts -> {OUT.relative_to(REPO)}")
+    rows = sorted(counts(texts).items(), key=lambda item: (-item[1], item[0]))
+    write_list(OUT, header, list(rows), len(texts))
     return 0
 
 
