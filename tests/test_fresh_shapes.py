@@ -228,18 +228,23 @@ def test_random18_shapes_a_sized_dataset_a_versioned_known_name_and_x_based() ->
 
 
 def test_an_acronym_a_proposal_sentence_only_uses_is_not_strictly_proposed() -> None:
-    """random18 (stop 39): 'Utilizing Relative Convergence Scores (RCS), CoBa adjusts ...'
-    sits in a proposal sentence but no proposal verb introduces RCS; 'we present Fast
-    Feature Conformal Prediction (FFCP)' does introduce FFCP, through its expansion."""
+    """random18 and the bundled corpus (stop 39): 'an evaluation framework grounded in
+    Pearl's Causal Hierarchy (PCH)' sits in a proposal sentence but no proposal verb
+    introduces PCH; 'we present Fast Feature Conformal Prediction (FFCP)' does introduce
+    FFCP, through its expansion; 'Utilizing Relative Convergence Scores (RCS), CoBa ...',
+    after the proposal, is weighed as a named part, not as proposed."""
     text = ("This paper presents CoBa, a new MTL approach. Utilizing Relative Convergence "
             "Scores (RCS) and a Divergence Factor (DF), CoBa dynamically adjusts task weights. "
-            "In this paper, we present Fast Feature Conformal Prediction (FFCP), a method "
-            "that accelerates conformal prediction.")
+            "We introduce DriveBench, an evaluation framework grounded in Pearl's Causal "
+            "Hierarchy (PCH). In this paper, we present Fast Feature Conformal Prediction "
+            "(FFCP), a method that accelerates conformal prediction.")
     result = assemble(_draft(methods=["CoBa"]), text)
     features = {d.name: d.features for d in result.decisions}
     assert "strictly_proposed" in features["FFCP"]
-    assert "strictly_proposed" not in features["RCS"]
-    assert "proposal_sentence" in features["RCS"]
+    assert "defined_in_proposal" in features["FFCP"]
+    assert "defined_in_passing" in features["PCH"]
+    assert "strictly_proposed" not in features["PCH"]
+    assert "listed_part" in features["RCS"] and "strictly_proposed" not in features["RCS"]
 
 
 def test_random19_shapes_a_benchmarking_framework_a_size_and_a_method_title() -> None:

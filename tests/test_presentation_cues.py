@@ -66,10 +66,10 @@ def test_an_acronym_that_spells_an_established_name_is_not_coined_here() -> None
     name built on an established one ('Adaptive Proximal Policy Optimization (APPO)') is
     still the paper's."""
     from papersift.extract.domain.lookup.assemble_spans import sentence_spans
-    from papersift.extract.domain.rules.method_candidates import defined_in_proposals
+    from papersift.extract.domain.rules.method_candidates import in_proposal_sentences
 
     text = ("We propose Diffusion Actor-Critic (DAC) that bounds the Kullback-Leibler (KL) "
             "constraint. We introduce Adaptive Proximal Policy Optimization (APPO) for it.")
-    found = [acronym for acronym, *_ in defined_in_proposals(text, sentence_spans(text))]
+    found = [acronym for acronym, *_ in in_proposal_sentences(text, sentence_spans(text))]
     assert "KL" not in found
     assert "DAC" in found and "APPO" in found

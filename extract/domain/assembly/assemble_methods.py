@@ -246,8 +246,9 @@ def _definition_level(text: str, spans: list[tuple[int, int]], start: int, end: 
                       spelled: str) -> int:
     """How strongly the abstract presents an acronym a proposal sentence defines: 2 when a
     proposal verb introduces it or its expansion ('we present Fast Feature Conformal
-    Prediction (FFCP)'), else 1 ('Utilizing Relative Convergence Scores (RCS), X adjusts').
-    Being defined in a proposal sentence is not by itself being proposed."""
+    Prediction (FFCP)'), else 1 ('we introduce X, a framework grounded in Pearl's Causal
+    Hierarchy (PCH)'). Being defined in a proposal sentence is not by itself being
+    proposed."""
     level, _ = proposal_mention(text[start:end], text, spans, (start, end))
     at = text.rfind(spelled, 0, start) if spelled and level < 2 else -1
     if at >= 0 and strictly_proposed(text, sentence_of(spans, at, at + len(spelled)), at,

@@ -136,19 +136,12 @@ def _initials(words: str) -> str:
                    for part in re.split(r"[\s-]+", words) if part).lower()
 
 
-def defined_in_proposals(text: str, spans: list[tuple[int, int]], parts: bool = True
-                         ) -> list[tuple[str, int, int, str]]:
-    """Acronyms a proposal sentence defines ('we introduce Conformal Severity Control
-    (CSC)'): (acronym, start, end, spelled-out form), then (``parts``) the named parts
-    defined after it (see parts_defined_after). The model misses some of these."""
-    found = in_proposal_sentences(text, spans)
-    return found + (parts_defined_after(text, spans, {a for a, *_ in found}) if parts else [])
-
-
 def in_proposal_sentences(text: str, spans: list[tuple[int, int]]) -> list[
         tuple[str, int, int, str]]:
-    """The acronyms defined inside proposal sentences (defined_in_proposals without the
-    parts after them)."""
+    """Acronyms a proposal sentence defines ('we introduce Conformal Severity Control
+    (CSC)', or in passing: 'a framework grounded in Pearl's Causal Hierarchy (PCH)'):
+    (acronym, start, end, spelled-out form). The model misses some of these; the named
+    parts defined after the proposal are parts_defined_after's."""
     found: list[tuple[str, int, int, str]] = []
     for begin, end in spans:
         sentence = text[begin:end]

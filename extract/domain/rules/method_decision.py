@@ -41,8 +41,8 @@ FEATURE_GROUPS: dict[str, dict[str, str]] = {
         "coined_after_verb": "code found it as a coined name right after a proposal verb",
         "defined_in_proposal": "a proposal sentence defines it as an acronym",
         "defined_in_passing": "code found it only as an acronym a proposal sentence defines, "
-                              "and no proposal verb introduces it ('Utilizing Relative "
-                              "Convergence Scores (RCS), X ...')",
+                              "and no proposal verb introduces it ('X, a framework grounded "
+                              "in Pearl's Causal Hierarchy (PCH)')",
         "presented_as_new": "a novelty word comes right before it ('a novel mechanism, X')",
         "coined_for_lowercase_words": "it is an acronym coined for lowercase words that a "
                                       "creation verb introduces ('introduces a ... (ACR)')",
