@@ -298,3 +298,13 @@ def test_a_coined_name_a_data_making_verb_introduces_is_a_new_resource() -> None
     result = assemble(_draft(methods=["MASTER"]), text)
     assert [(b.name, b.introduced) for b in result.extraction.benchmarks] == [
         ("BOOST-QA", True)]
+
+
+def test_a_name_in_bold_before_its_kind_word_is_found() -> None:
+    """random18 (stop 39): 'the creation of the **PubMedVision** dataset': the closing
+    markup no longer hides the kind word after the name."""
+    from papersift.extract.domain.rules.benchmark_candidates import named_resources
+
+    assert named_resources("the creation of the **PubMedVision** dataset with 1.3M "
+                           "samples.") == ("PubMedVision",)
+    assert named_resources("on the PubMedVision dataset.") == ("PubMedVision",)

@@ -26,7 +26,8 @@ _KINDS = (r"(?:datasets?|benchmarks?|corpus|corpora|suites?|environments?|testbe
           r"leaderboards?|collections?|databases?|simulators?)")
 _SEP = r"\s*(?:,\s*(?:and\s+|or\s+)?|\s(?:and|or|&)\s)\s*"
 # 'A, B and C datasets': a list of names the kind word closes.
-_LIST_THEN_KIND = re.compile(rf"(?<![\w.+-])((?:{_NAME}{_SEP}){{0,6}}{_NAME})\s+{_KINDS}\b")
+_LIST_THEN_KIND = re.compile(  # bold or italic markup may close the name ('**X** dataset')
+    rf"(?<![\w.+-])((?:{_NAME}{_SEP}){{0,6}}{_NAME})(?:\*\*|\*|__|_)?\s+{_KINDS}\b")
 # 'datasets such as A, B and C', 'benchmarks (A and B)', 'benchmarks: A, B'
 _KIND_THEN_LIST = re.compile(
     rf"\b{_KINDS}\s*(?:,\s*)?(?:\(|:|such as|including|like|namely|e\.g\.,?|i\.e\.,?)\s*"
