@@ -314,18 +314,19 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
                            *(DraftBenchmark(name=m, new=True)
                              for m in [*(cores[n] for n in named_benchmarks), *introduced])],
         })
-    missed_names = missed_benchmarks(text, _drafted_keys(draft))
-    why_added.update({name_key(n): "the abstract's words call it a dataset or benchmark"
-                      for n in missed_names})
-    known = [n for n in known_benchmarks_in(text, _drafted_keys(draft)) if n not in missed_names]
-    why_added.update({name_key(n): "a known dataset (rules/known_benchmarks.txt) the abstract "
-                      "names" for n in known})
-    missed_names += known
-    measured = [n for n in measured_on([g.on for g in draft.gains if g.on], text,
-                                       _drafted_keys(draft)) if n not in missed_names]
-    why_added.update({name_key(n): "the model's answer measures a result on it ('the X "
-                      "benchmark')" for n in measured})
-    missed_names += measured
+    # names the model left out, each finder's once, with the reason explain gives
+    listed = _drafted_keys(draft)
+    missed_names: list[str] = []
+    for found, why in (
+            (missed_benchmarks(text, listed), "the abstract's words call it a dataset or "
+             "benchmark"),
+            (known_benchmarks_in(text, listed), "a known dataset (rules/known_benchmarks.txt) "
+             "the abstract names"),
+            (measured_on([g.on for g in draft.gains if g.on], text, listed),
+             "the model's answer measures a result on it ('the X benchmark')")):
+        new = [n for n in found if n not in missed_names]
+        why_added.update({name_key(n): why for n in new})
+        missed_names += new
     if missed_names:  # 'on Yelp, Amazon and MovieLens datasets': the model wrote only Yelp
         draft = draft.model_copy(update={"benchmarks": [
             *draft.benchmarks, *(DraftBenchmark(name=n, new=False) for n in missed_names)]})
