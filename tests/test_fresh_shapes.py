@@ -308,3 +308,29 @@ def test_a_name_in_bold_before_its_kind_word_is_found() -> None:
     assert named_resources("the creation of the **PubMedVision** dataset with 1.3M "
                            "samples.") == ("PubMedVision",)
     assert named_resources("on the PubMedVision dataset.") == ("PubMedVision",)
+
+
+def test_the_subject_after_an_opening_clause_is_not_an_apposition() -> None:
+    """random18 (stop 40): 'Averaging over three splits of Text-KVQA, our proposed approach
+    surpasses ...' does not call Text-KVQA a method: a finite verb follows 'our approach',
+    so it is the main clause's subject. 'PrismMath-7B, our model distilled from ...' and
+    'DAPO, our novel RLVR algorithm that ...' are appositions still."""
+    from papersift.extract.domain.rules.name_rules import named_as_method
+
+    def called(text: str, name: str) -> bool:
+        at = text.index(name)
+        return named_as_method(text, at, at + len(name))
+
+    assert not called("Averaging over three splits of Text-KVQA, our proposed approach "
+                      "surpasses the previous best approach.", "Text-KVQA")
+    assert not called("On ChartQA, our approach improves accuracy by 2%.", "ChartQA")
+    assert not called("On GPT-2, our framework consistently achieves a 9.3% gain.", "GPT-2")
+    assert called("For example, PrismMath-7B, our model distilled from a 32B teacher, wins.",
+                  "PrismMath-7B")
+    assert called("Then comes DAPO, our novel RLVR algorithm that can reduce cost.", "DAPO")
+    text = ("We propose VisTEL, an entity linker. Averaging over three splits of Text-KVQA, "
+            "our proposed approach surpasses the previous best approach by 23.3%.")
+    draft = _draft(methods=["VisTEL"], benchmarks=[{"name": "Text-KVQA", "new": False}])
+    result = assemble(draft, text)
+    assert [b.name for b in result.extraction.benchmarks] == ["Text-KVQA"]
+    assert [m.name for m in result.extraction.methods] == ["VisTEL"]
