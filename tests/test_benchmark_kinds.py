@@ -263,6 +263,17 @@ def test_the_known_list_is_built_from_cued_names_and_keeps_words_that_are_mostly
     names = {name for name, _, _ in known(cued + other)}
     assert "TileSet" in names and "While" not in names
 
+    # listed beside a known name in three papers, with no cue word: a peer joins, and
+    # then its own peers in the next round; a list with no known member adds nothing
+    peers = ["We test on TileSet, CubeSet and RingSet.", "Results on TileSet and CubeSet.",
+             "TileSet, CubeSet, or RingSet show it.", "On TileSet and RingSet.",
+             "On CubeSet and ConeSet we win.",
+             "CubeSet and ConeSet agree.", "Both CubeSet and ConeSet, again.",
+             "GPT-7 and Bard-9 differ.", "GPT-7 and Bard-9 again.", "GPT-7 and Bard-9 too."]
+    grown = {name for name, _, _ in known(cued + peers + other)}
+    assert {"TileSet", "CubeSet", "RingSet", "ConeSet"} <= grown
+    assert not {"GPT-7", "Bard-9", "While"} & grown
+
 
 def test_a_known_dataset_is_introduced_only_when_the_paper_s_own_words_say_so() -> None:
     """The model's 'new' flag on a known dataset, in a sentence with a creation verb, is
