@@ -334,3 +334,19 @@ def test_the_subject_after_an_opening_clause_is_not_an_apposition() -> None:
     result = assemble(draft, text)
     assert [b.name for b in result.extraction.benchmarks] == ["Text-KVQA"]
     assert [m.name for m in result.extraction.methods] == ["VisTEL"]
+
+
+def test_names_listed_after_a_colon_and_a_split_described_as_a_set() -> None:
+    """random18 and random17 (stop 40): 'from two different datasets: Bing and YFCC' lists
+    names (the capital after that colon starts no sentence), and 'the COCO-2014
+    validation set' is COCO-2014; a split written as a name stays ('SQuAD dev')."""
+    text = ("We study concepts drawn from two different datasets: Bing and YFCC. We report "
+            "an FID of 8.15 on the COCO-2014 validation set and 91.2 F1 on SQuAD dev.")
+    draft = _draft(benchmarks=[{"name": "Bing", "new": False}, {"name": "YFCC", "new": False},
+                               {"name": "COCO-2014 validation set", "new": False},
+                               {"name": "SQuAD", "new": False}])
+    names = [b.name for b in assemble(draft, text).extraction.benchmarks]
+    assert names == ["Bing", "YFCC", "COCO-2014", "SQuAD dev"]
+    plain = "It ends here: Bing is a search engine."
+    draft = _draft(benchmarks=[{"name": "Bing", "new": False}])
+    assert assemble(draft, plain).extraction.benchmarks == []

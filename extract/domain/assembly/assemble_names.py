@@ -74,8 +74,10 @@ _MODEL_NAME = re.compile(
     r"BERT|RoBERTa|T5|ViT|ResNet|CLIP|Falcon|Vicuna|PaLM|o[134])\b|\b\d+(\.\d+)?[BM]\b")
 
 
-# A split named after a dataset ('LibriSpeech test-clean', 'Seed-TTS test-en', 'SQuAD dev').
-_SPLIT_AFTER = re.compile(r"^[ -](test|dev|val|validation)(-[A-Za-z0-9]+)?\b")
+# A split named after a dataset ('LibriSpeech test-clean', 'Seed-TTS test-en', 'SQuAD dev'),
+# but not a part described as a set ('the COCO-2014 validation set' is COCO-2014).
+_SPLIT_AFTER = re.compile(
+    r"^[ -](test|dev|val|validation)(-[A-Za-z0-9]+)?\b(?!\s+(?:sets?|splits?|subsets?)\b)")
 
 
 def _benchmark_extent(text: str, start: int, end: int) -> tuple[int, int]:

@@ -184,6 +184,11 @@ def looks_like_acronym(name: str) -> bool:
 _COLOUR = re.compile(r"\\(?:textcolor|color)\{[^{}]*\}")
 
 
+# A colon right after a plural kind word opens a list of names, not a new sentence.
+_AFTER_A_LIST_OF_RESOURCES = re.compile(
+    r"\b(datasets|benchmarks|corpora|environments|suites)\s*:\s*$", re.I)
+
+
 def _is_named(text: str, start: int, end: int, *, strict: bool = False) -> bool:
     """Whether a mention reads as a proper name: a capital beyond its first letter, a digit,
     formatting markup around it, or (unless ``strict``) a capitalised word in mid-sentence
@@ -201,7 +206,10 @@ def _is_named(text: str, start: int, end: int, *, strict: bool = False) -> bool:
         return True
     if strict and " " not in mention.strip():
         return False
+    if _AFTER_A_LIST_OF_RESOURCES.search(text[max(0, start - 30):start]):
+        return mention[:1].isupper()  # 'two datasets: Bing and YFCC' lists names
     return mention[:1].isupper() and not re.search(r"(^|[.!?:]\s*)$", text[max(0, start - 3):start])
+
 
 
 def _trim_description(text: str, start: int, end: int) -> tuple[int, int]:
