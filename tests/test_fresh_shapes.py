@@ -350,3 +350,25 @@ def test_names_listed_after_a_colon_and_a_split_described_as_a_set() -> None:
     plain = "It ends here: Bing is a search engine."
     draft = _draft(benchmarks=[{"name": "Bing", "new": False}])
     assert assemble(draft, plain).extraction.benchmarks == []
+
+
+def test_a_benchmark_paper_s_background_citations_are_not_what_it_evaluates_on() -> None:
+    """random1, random7 and dev3 (stop 40): 'existing evaluation benchmarks (e.g., MBPP)
+    are no longer sufficient. We introduce CodeArena, a new benchmark ...': MBPP, written
+    only before the paper speaks of its own work, is refused with its reason. Without a
+    benchmark of the paper's own, or named again later, it stays."""
+    text = ("Existing evaluation benchmarks (e.g., MBPP) are no longer sufficient. We "
+            "introduce CodeArena, a new benchmark of 500 tasks. Models score 41% on it.")
+    draft = _draft(benchmarks=[{"name": "MBPP", "new": False},
+                               {"name": "CodeArena", "new": True}])
+    result = assemble(draft, text)
+    assert [b.name for b in result.extraction.benchmarks] == ["CodeArena"]
+    assert any(line.startswith("benchmark 'MBPP': an existing one the background")
+               for line in result.rejected)
+    again = text + " CodeArena is harder than MBPP."
+    assert [b.name for b in assemble(draft, again).extraction.benchmarks] == [
+        "MBPP", "CodeArena"]
+    own_method = ("Existing evaluation benchmarks (e.g., MBPP) are saturated. We propose "
+                  "CodeRank, a new reranker.")
+    draft = _draft(methods=["CodeRank"], benchmarks=[{"name": "MBPP", "new": False}])
+    assert [b.name for b in assemble(draft, own_method).extraction.benchmarks] == ["MBPP"]

@@ -1,4 +1,4 @@
-"""What each grounding rule of stops 29 to 39 does on held-out data: every rule switched off in
+"""What each grounding rule of stops 29 to 40 does on held-out data: every rule switched off in
 turn, the held-out pools regraded (the saved real answers; seconds, no model).
 
     python -m bench.decision.rule_ablation            # the held-out pools
@@ -155,6 +155,17 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
         ("papersift.extract.domain.rules.name_rules._BUILDING_BLOCK_AFTER", re.compile(
             r"^[*_}]*-(based|style|like|inspired|driven|guided|type|family|variant|backbone)"
             r"\b", re.I))],
+    # stop 40
+    "'of X, our approach surpasses' is no apposition": [
+        ("papersift.extract.domain.rules.name_rules._MAIN_CLAUSE_AFTER", _NEVER)],
+    "'datasets: Bing and YFCC' lists names": [
+        ("papersift.extract.domain.lookup.assemble_spans._AFTER_A_LIST_OF_RESOURCES", _NEVER)],
+    "'the COCO-2014 validation set' is COCO-2014": [
+        ("papersift.extract.domain.assembly.assemble_names._SPLIT_AFTER",
+         re.compile(r"^[ -](test|dev|val|validation)(-[A-Za-z0-9]+)?\b"))],
+    "an existing benchmark only in the background of a benchmark paper": [
+        ("papersift.extract.domain.assembly.assemble_names._without_background_citations",
+         lambda benchmarks, found, text, spans, rejected: (benchmarks, found))],
 }
 
 

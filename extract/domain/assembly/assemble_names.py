@@ -16,12 +16,14 @@ from papersift.extract.domain.lookup.assemble_spans import (
     name_key,
     sentence_of,
 )
+from papersift.extract.domain.lookup.wholeword import whole_word
 from papersift.extract.domain.rules.benchmark_candidates import EXPANSION_WORD
 from papersift.extract.domain.rules.benchmark_kinds import (
     a_task_or_term,
     not_a_resource,
     used_as_data,
 )
+from papersift.extract.domain.rules.context_rules import background_end
 from papersift.extract.domain.rules.known_benchmarks import known_benchmark
 from papersift.extract.domain.rules.name_rules import inside_url, refused_benchmark
 from papersift.schemas import Benchmark, DraftBenchmark, PaperDraft, Task
@@ -148,7 +150,30 @@ def ground_benchmarks(draft: PaperDraft, text: str, spans: list[tuple[int, int]]
             name=surface[:120], kind=_benchmark_kind(surface, text[sentence[0]:sentence[1]]),  # type: ignore[arg-type]
             introduced=introduced, evidence=text[low:high]))
         found.append(Found(status, start, end, (low, high)))
-    return _one_entry_per_resource(benchmarks, found, rejected)
+    benchmarks, found = _one_entry_per_resource(benchmarks, found, rejected)
+    return _without_background_citations(benchmarks, found, text, spans, rejected)
+
+
+def _without_background_citations(benchmarks: list[Benchmark], found: list[Found | None],
+                                  text: str, spans: list[tuple[int, int]],
+                                  rejected: list[str]) -> tuple[list[Benchmark],
+                                                                list[Found | None]]:
+    """A paper that introduces its own benchmark or dataset often opens with the existing
+    ones it finds wanting ('existing benchmarks (e.g., HumanEval, MBPP) are no longer
+    sufficient'); an existing name written only there, before the paper speaks of its own
+    work, is not one it evaluates on."""
+    background = background_end(text, spans)
+    if not background or not any(b.introduced for b in benchmarks):
+        return benchmarks, found
+    kept: list[tuple[Benchmark, Found | None]] = []
+    for benchmark, spot in zip(benchmarks, found, strict=True):
+        mentions = [m.start() for m in whole_word(benchmark.name).finditer(text)]
+        if not benchmark.introduced and mentions and max(mentions) < background:
+            rejected.append(f"benchmark {benchmark.name!r}: an existing one the background "
+                            "cites before the paper introduces its own, not one it uses")
+        else:
+            kept.append((benchmark, spot))
+    return [b for b, _ in kept], [f for _, f in kept]
 
 
 def _capitals(name: str) -> str:
