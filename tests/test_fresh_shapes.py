@@ -372,3 +372,23 @@ def test_a_benchmark_paper_s_background_citations_are_not_what_it_evaluates_on()
                   "CodeRank, a new reranker.")
     draft = _draft(methods=["CodeRank"], benchmarks=[{"name": "MBPP", "new": False}])
     assert [b.name for b in assemble(draft, own_method).extraction.benchmarks] == ["MBPP"]
+
+
+def test_a_name_built_on_bench_is_a_benchmark_wherever_it_stands() -> None:
+    """The bundled corpus (stop 40): 'a \\textbf{Bias} \\textbf{Rec}ommendation
+    \\textbf{Bench}mark (\\textbf{BiasRecBench})', which the model left out; 'on
+    LiveCodeBench' has no cue word either. 'Benchmarking' and 'Bench' alone are no name."""
+    from papersift.extract.domain.lookup.assemble_spans import name_key
+    from papersift.extract.domain.rules.benchmark_candidates import bench_shaped
+
+    text = ("We build a \\textbf{Bias} \\textbf{Rec}ommendation \\textbf{Bench}mark "
+            "(\\textbf{BiasRecBench}). Benchmarking on LiveCodeBench, NAS-Bench-201 and "
+            "MT-Bench, and a Bench of tests.")
+    assert bench_shaped(text, set()) == ["BiasRecBench", "LiveCodeBench", "NAS-Bench-201",
+                                         "MT-Bench"]
+    drafted = {name_key("MT-Bench"), name_key("LiveCodeBench")}
+    assert bench_shaped(text, drafted) == ["BiasRecBench", "NAS-Bench-201"]
+    result = assemble(_draft(methods=["RankFix"]), "We propose RankFix. It wins on "
+                      "OrbitBench.")  # not on the known list
+    assert [b.name for b in result.extraction.benchmarks] == ["OrbitBench"]
+    assert any("built on 'Bench'" in line for line in result.added)

@@ -43,7 +43,11 @@ from papersift.extract.domain.lookup.assemble_spans import (
 )
 from papersift.extract.domain.lookup.grounding import Alignment
 from papersift.extract.domain.lookup.wholeword import whole_word
-from papersift.extract.domain.rules.benchmark_candidates import measured_on, missed_benchmarks
+from papersift.extract.domain.rules.benchmark_candidates import (
+    bench_shaped,
+    measured_on,
+    missed_benchmarks,
+)
 from papersift.extract.domain.rules.benchmark_kinds import BENCHMARK_NAME, a_task_or_term
 from papersift.extract.domain.rules.context_rules import (
     background_end,
@@ -76,7 +80,7 @@ from papersift.schemas.paper import ContributionType
 # Bump when assembly changes what it stores for the same draft; part of the extraction id,
 # with the content hashes of the method and gain decisions' weights (retrained weights
 # store anew).
-ASSEMBLY_VERSION = (f"assemble/39+{load_weights().version.removeprefix('sha256:')[:12]}"
+ASSEMBLY_VERSION = (f"assemble/40+{load_weights().version.removeprefix('sha256:')[:12]}"
                     f"+{load_gain_weights().version.removeprefix('sha256:')[:12]}")
 
 _Item = TypeVar("_Item")
@@ -323,7 +327,8 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
             (known_benchmarks_in(text, listed), "a known dataset (rules/known_benchmarks.txt) "
              "the abstract names"),
             (measured_on([g.on for g in draft.gains if g.on], text, listed),
-             "the model's answer measures a result on it ('the X benchmark')")):
+             "the model's answer measures a result on it ('the X benchmark')"),
+            (bench_shaped(text, listed), "its name is built on 'Bench' ('LiveCodeBench')")):
         new = [n for n in found if n not in missed_names]
         why_added.update({name_key(n): why for n in new})
         missed_names += new

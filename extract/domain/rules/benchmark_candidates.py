@@ -135,3 +135,19 @@ def measured_on(places: list[str], text: str, drafted: set[str]) -> list[str]:
                 and name_key(surface) not in drafted:
             found.setdefault(surface, None)
     return list(found)
+
+
+# A name built on 'Bench' ('LiveCodeBench', 'MT-Bench', 'NAS-Bench-201', 'SCBENCH'): in
+# conference abstracts such a name is a benchmark wherever it stands, cue word or not.
+_BENCH_SHAPED = re.compile(
+    r"(?<![\w-])([A-Z][\w.+-]*?(?:Bench|BENCH)(?:-[A-Z]\w*|-?v?\d[\w.]*)?)(?![\w-])")
+
+
+def bench_shaped(text: str, drafted: set[str]) -> list[str]:
+    """Names built on 'Bench' that the abstract writes and ``drafted`` (normalised keys)
+    lacks, in text order, each once."""
+    found: dict[str, None] = {}
+    for match in _BENCH_SHAPED.finditer(text):
+        if name_key(match.group(1)) not in drafted:
+            found.setdefault(match.group(1), None)
+    return list(found)
