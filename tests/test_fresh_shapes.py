@@ -392,3 +392,14 @@ def test_a_name_built_on_bench_is_a_benchmark_wherever_it_stands() -> None:
                       "OrbitBench.")  # not on the known list
     assert [b.name for b in result.extraction.benchmarks] == ["OrbitBench"]
     assert any("built on 'Bench'" in line for line in result.added)
+
+
+def test_an_assessment_or_inference_phrase_is_a_task_not_a_benchmark() -> None:
+    """random1 and random14 (stop 40): 'No-Reference Point Cloud Quality Assessment
+    (NR-PCQA) aims to ...' and 'tasks, including ... and Symbolic Inference' name tasks."""
+    from papersift.extract.domain.rules.established import task_phrase
+
+    assert task_phrase("No-Reference Point Cloud Quality Assessment")
+    assert task_phrase("Symbolic Inference")
+    assert not task_phrase("MMLU Inference")  # a capital inside a word: a name
+    assert not task_phrase("Inference")  # one word

@@ -96,7 +96,8 @@ _TASK_HEAD = re.compile(
     r"\b(answering|detection|segmentation|classification|generation|translation|retrieval|"
     r"recognition|reasoning|summari[sz]ation|forecasting|estimation|prediction|captioning|"
     r"tracking|synthesis|understanding|completion|recommendation|parsing|alignment|tagging|"
-    r"label+ing|extraction|processing|modell?ing|editing|matching|planning|verification)$",
+    r"label+ing|extraction|processing|modell?ing|editing|matching|planning|verification|"
+    r"assessment|inference)$",
     re.I)
 
 
