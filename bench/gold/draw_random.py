@@ -66,6 +66,10 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     "random19": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
                  "random9", "random10", "random11", "random12", "random13", "random14",
                  "random15", "random16", "random17", "random18"),
+    # a tune set drawn in stop 40, to read fresh benchmark errors off
+    "random20": ("random2", "random3", "random4", "random5", "random6", "random7", "random8",
+                 "random9", "random10", "random11", "random12", "random13", "random14",
+                 "random15", "random16", "random17", "random18", "random19"),
 }
 
 
