@@ -49,6 +49,7 @@ TUNE: tuple[tuple[str, str, str], ...] = (
     ("random17 tune, 1.5B", f"random17/{_1_5B}", "random17/tune.gold.json"),
     ("random18 tune, 1.5B", f"random18/{_1_5B}", "random18/tune.gold.json"),
     ("random19 tune, 1.5B", f"random19/{_1_5B}", "random19/tune.gold.json"),
+    ("random20 tune, 1.5B", f"random20/{_1_5B}", "random20/tune.gold.json"),
     *((f"{name} tune, 1.5B", f"{name}/{_1_5B}", f"{name}/tune.gold.json") for name in FAMOUS),
     ("bundled corpus, 1.5B", "neurips-2026.drafts.qwen2.5-coder-1.5b.jsonl",
      "neurips-2026.gold.json"),

@@ -50,8 +50,8 @@ GOLD = Path(__file__).resolve().parents[1] / "gold"
 # the tune sets, by folder; each folder's saved drafts files (every model, with and
 # without the title) are all read, the held-out splits' drafts never
 TUNE_SETS = ("random1", "random3", "random5", "random6", "random7", "random9", "random10",
-             "random12", "random14", "random15", "random17", "random18", "random19", "dev", "dev2",
-             "dev3")
+             "random12", "random14", "random15", "random17", "random18", "random19", "random20",
+             "dev", "dev2", "dev3")
 BUNDLED = (GOLD / "neurips-2026.drafts.qwen2.5-coder-1.5b.jsonl",
            GOLD / "neurips-2026.gold.json")
 # every grounded gain kept, so that each one is scored
