@@ -403,3 +403,27 @@ def test_an_assessment_or_inference_phrase_is_a_task_not_a_benchmark() -> None:
     assert task_phrase("Symbolic Inference")
     assert not task_phrase("MMLU Inference")  # a capital inside a word: a name
     assert not task_phrase("Inference")  # one word
+
+
+def test_random20_shapes_a_plus_a_test_dataset_a_versioned_twin_and_a_listed_task_name(
+) -> None:
+    """random20 (stop 40, tune): '*Long-MT-Bench+*' keeps its '+'; 'the FLORES-200 and
+    WMT'23 test datasets' name WMT'23; a title's 'EPFL-Smart-Kitchen' and the abstract's
+    'EPFL-Smart-Kitchen-30' are one new resource; 'benchmarks (TweetEval and Tweet Topic
+    Classification)' calls a task-like phrase a benchmark."""
+    from papersift.extract.domain.rules.benchmark_candidates import bench_shaped
+
+    assert bench_shaped("on *LOCOMO* and *Long-MT-Bench+*.", set()) == ["Long-MT-Bench+"]
+    text = ("We introduce the EPFL-Smart-Kitchen-30 dataset. Our system beats Aya-23 on the "
+            "FLORES-200 and WMT'23 test datasets. On two classification benchmarks "
+            "(TweetEval and Tweet Topic Classification) it also wins.")
+    draft = _draft(benchmarks=[{"name": "EPFL-Smart-Kitchen-30 dataset", "new": True},
+                               {"name": "WMT'23", "new": False},
+                               {"name": "Tweet Topic Classification", "new": False}])
+    result = assemble(draft, text, "EPFL-Smart-Kitchen: A Kitchen Dataset for Actions")
+    names = [b.name for b in result.extraction.benchmarks]
+    assert "EPFL-Smart-Kitchen-30" in names and "EPFL-Smart-Kitchen" not in names
+    assert "WMT'23" in names and "WMT'23 test" not in names
+    assert "Tweet Topic Classification" in names
+    assert any("the same new resource as 'EPFL-Smart-Kitchen-30'" in line
+               for line in result.rejected)

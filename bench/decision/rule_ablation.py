@@ -166,6 +166,8 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
     "an existing benchmark only in the background of a benchmark paper": [
         ("papersift.extract.domain.assembly.assemble_names._without_background_citations",
          lambda benchmarks, found, text, spans, rejected: (benchmarks, found))],
+    "a new name and its versioned twin are one entry": [
+        ("papersift.extract.domain.assembly.assemble_names._VERSION_OF", _NEVER)],
     "a name built on 'Bench' is a benchmark": [
         ("papersift.extract.domain.assembly.assemble.bench_shaped",
          lambda text, drafted: [])],

@@ -77,9 +77,11 @@ _MODEL_NAME = re.compile(
 
 
 # A split named after a dataset ('LibriSpeech test-clean', 'Seed-TTS test-en', 'SQuAD dev'),
-# but not a part described as a set ('the COCO-2014 validation set' is COCO-2014).
+# but not a part described as a set ('the COCO-2014 validation set' is COCO-2014, 'the
+# WMT'23 test datasets' WMT'23).
 _SPLIT_AFTER = re.compile(
-    r"^[ -](test|dev|val|validation)(-[A-Za-z0-9]+)?\b(?!\s+(?:sets?|splits?|subsets?)\b)")
+    r"^[ -](test|dev|val|validation)(-[A-Za-z0-9]+)?\b"
+    r"(?!\s+(?:sets?|splits?|subsets?|datasets?)\b)")
 
 
 def _benchmark_extent(text: str, start: int, end: int) -> tuple[int, int]:
@@ -201,7 +203,9 @@ def _same_resource(short: str, long: str) -> bool:
 def _one_entry_per_resource(benchmarks: list[Benchmark], found: list[Found | None],
                             rejected: list[str]) -> tuple[list[Benchmark], list[Found | None]]:
     """One entry per resource: where two entries are an acronym and its expansion, or a
-    name with and without its owner, the one-word name stays (introduced if either was)."""
+    name with and without its owner, the one-word name stays (introduced if either was);
+    where the paper introduces a name and the same name with a version or size, the
+    versioned one stays."""
     dropped: set[int] = set()
     for i, short in enumerate(benchmarks):
         for j, long in enumerate(benchmarks):
@@ -211,8 +215,19 @@ def _one_entry_per_resource(benchmarks: list[Benchmark], found: list[Found | Non
             if long.introduced and not short.introduced:
                 benchmarks[i] = short.model_copy(update={"introduced": True})
             rejected.append(f"benchmark {long.name!r}: the same resource as {short.name!r}")
+    for i, short in enumerate(benchmarks):  # 'EPFL-Smart-Kitchen' (the title) and '-30'
+        twin = next((long for long in benchmarks if long.introduced and short.introduced
+                     and _VERSION_OF.fullmatch(long.name[len(short.name):])
+                     and long.name.startswith(short.name)), None)
+        if twin is not None and i not in dropped:
+            dropped.add(i)
+            rejected.append(f"benchmark {short.name!r}: the same new resource as {twin.name!r}")
     return ([b for k, b in enumerate(benchmarks) if k not in dropped],
             [f for k, f in enumerate(found) if k not in dropped])
+
+
+# A version or size after a name the paper introduces twice ('-30', ' v2', '-1M').
+_VERSION_OF = re.compile(r"[\s-]?v?\d+(?:\.\d+)?[KMB]?")
 
 
 def _as_the_text_writes_it(item: DraftBenchmark, text: str) -> DraftBenchmark:

@@ -184,10 +184,13 @@ def a_count_of_things(text: str, start: int, end: int) -> bool:
         _PLURAL_THINGS_AFTER.match(text[end:end + 40]))
 
 
-# 'a ... dataset(GraphDoc)': the name right after a resource noun is that resource's
-_KIND_BEFORE_PARENTHESIS = re.compile(r"\b(dataset|benchmark|corpus|suite)s?\s*\(\s*$", re.I)
+# 'a ... dataset(GraphDoc)', 'two benchmarks (TweetEval and Tweet Topic Classification)':
+# a name in parentheses right after a resource noun, alone or in a list, is that resource's
+_KIND_BEFORE_PARENTHESIS = re.compile(
+    r"\b(dataset|benchmark|corpus|suite)s?\s*\((?:[^()]{0,80}?(?:,|\band\b|\bor\b)\s*)?$",
+    re.I)
 
 
 def named_in_parentheses_after_a_resource(text: str, start: int) -> bool:
     """'... analysis dataset(GraphDoc)': the resource's own name, whatever it abbreviates."""
-    return bool(_KIND_BEFORE_PARENTHESIS.search(text[max(0, start - 20):start]))
+    return bool(_KIND_BEFORE_PARENTHESIS.search(text[max(0, start - 120):start]))

@@ -393,7 +393,8 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
         return "an established method, model or metric, not a benchmark"
     if never_a_benchmark(mention.strip("*_ ")):
         return "an organisation, tool, language or mathematical name, not a benchmark"
-    if task_phrase(mention.strip("*_ ")) and not named_as_resource(text, start, end):
+    if task_phrase(mention.strip("*_ ")) and not named_as_resource(text, start, end) and \
+            not named_in_parentheses_after_a_resource(text, start):
         return "a task, not a benchmark"
     plain_word = " " not in mention.strip() and mention[:1].isupper() and mention[1:].islower()
     if plain_word and _LIST_OF_PARTS.search(text[max(0, start - 160):start]):
