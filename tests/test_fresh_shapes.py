@@ -427,3 +427,18 @@ def test_random20_shapes_a_plus_a_test_dataset_a_versioned_twin_and_a_listed_tas
     assert "Tweet Topic Classification" in names
     assert any("the same new resource as 'EPFL-Smart-Kitchen-30'" in line
                for line in result.rejected)
+
+
+def test_namely_and_in_terms_of_are_not_naming_verbs() -> None:
+    """random20 (stop 40): 'we demonstrate ... our approach through experiments with three
+    benchmark models, namely Inception-V3, ResNet, and BERT' proposes none of them: the
+    'nam' of 'namely' is no 'we name', nor is 'in terms of' a 'we term'."""
+    from papersift.extract.domain.rules.name_rules import PROPOSAL_VERB, strictly_proposed
+
+    text = ("We demonstrate our approach through experiments with three benchmark models, "
+            "namely Inception-V3, ResNet, and BERT.")
+    at = text.index("Inception-V3")
+    assert not strictly_proposed(text, (0, len(text)), at, at + len("Inception-V3"))
+    assert not PROPOSAL_VERB.search("We compare our method in terms of accuracy.")
+    assert PROPOSAL_VERB.search("We name it FlowNet.")
+    assert PROPOSAL_VERB.search("a scheme that we term ZipMix")

@@ -36,10 +36,12 @@ from papersift.extract.domain.rules.established import (
 from papersift.extract.domain.rules.resource_cues import named_as_resource
 
 # A sentence presents something as the paper's own ("we propose", "this paper introduces").
+# ('namely' and 'in terms of' name nothing)
 PROPOSAL_VERB = re.compile(
     r"\b(we|our|this (paper|work))\b[^.;]{0,80}?\b(propos|introduc|present|develop|design|"
-    r"call|dub|nam|term|build|devis|formulat|creat|offer|instantiat|implement)\w*|\bcalled\b|\bdubbed\b|"
-    r"\bnamed\b|\btermed\b|\bcoined\b|\breferred to as\b|\(ours\)", re.I)
+    r"call|dub|nam(?!ely)|term(?!s\b)|build|devis|formulat|creat|offer|instantiat|implement)"
+    r"\w*|\bcalled\b|\bdubbed\b|\bnamed\b|\btermed\b|\bcoined\b|\breferred to as\b|\(ours\)",
+    re.I)
 # Words between the proposal verb and a name that make the name something else: what the
 # proposed thing uses, extends, or is compared with ("we propose X, which uses Y").
 _BLOCKING_GAP = re.compile(
