@@ -442,3 +442,18 @@ def test_namely_and_in_terms_of_are_not_naming_verbs() -> None:
     assert not PROPOSAL_VERB.search("We compare our method in terms of accuracy.")
     assert PROPOSAL_VERB.search("We name it FlowNet.")
     assert PROPOSAL_VERB.search("a scheme that we term ZipMix")
+
+
+def test_a_kind_of_signal_or_scan_is_no_benchmark_name() -> None:
+    """random15 and random20 (stop 40): 'a recently released video brain imaging (fMRI)
+    dataset' and 'simultaneous recorded fMRI-EEG dataset' name kinds of data, not one
+    dataset; 'ECG' is kept off the known-dataset list the same way."""
+    from papersift.extract.domain.rules.established import never_a_benchmark
+    from papersift.extract.domain.rules.known_benchmarks import known_benchmark
+
+    assert never_a_benchmark("fMRI") and never_a_benchmark("fMRI-EEG")
+    assert never_a_benchmark("ECG") and not known_benchmark("ECG")
+    assert not never_a_benchmark("MIMIC-IV")
+    text = "We train on a simultaneously recorded fMRI-EEG dataset of 20 subjects."
+    draft = _draft(benchmarks=[{"name": "fMRI-EEG", "new": False}])
+    assert assemble(draft, text).extraction.benchmarks == []
