@@ -57,8 +57,9 @@ def test_names_not_in_the_abstract_or_descriptions_are_dropped_and_said() -> Non
     assembled = assemble(_draft(methods=["SpanFinder", "a retriever", "SpanSearch", "spansearch"],
                                 benchmarks=[{"name": "MMLU", "new": False}]), TEXT)
     assert [m.name for m in assembled.extraction.methods] == ["SpanSearch"]
-    # MMLU is not in the abstract; ContractQA is added by code ('our new ContractQA benchmark')
-    assert [b.name for b in assembled.extraction.benchmarks] == ["ContractQA"]
+    # MMLU is not in the abstract; code adds ContractQA ('our new ContractQA benchmark') and
+    # LegalBench (a name built on 'Bench', which the model left out)
+    assert [b.name for b in assembled.extraction.benchmarks] == ["ContractQA", "LegalBench"]
     reasons = " | ".join(assembled.rejected)
     assert "'SpanFinder': not in the abstract" in reasons
     assert "'a retriever': refused (score 0." in reasons and "a description" in reasons

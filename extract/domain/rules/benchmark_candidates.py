@@ -140,7 +140,8 @@ def measured_on(places: list[str], text: str, drafted: set[str]) -> list[str]:
 # A name built on 'Bench' ('LiveCodeBench', 'MT-Bench+', 'NAS-Bench-201', 'SCBENCH'): in
 # conference abstracts such a name is a benchmark wherever it stands, cue word or not.
 _BENCH_SHAPED = re.compile(
-    r"(?<![\w-])([A-Z][\w.+-]*?(?:Bench|BENCH)(?:-[A-Z]\w*|-?v?\d[\w.]*)?\+?)(?![\w+-])")
+    r"(?<![\w-])([A-Z][\w.+-]*?(?:Bench|BENCH)(?:-[A-Z]\w*|-?v?\d[\w.]*)?\+?"
+    r"(?:\s+v\d+(?:\.\d+)*)?)(?![\w+-])")  # 'GeoBench v1.1' with its version
 
 
 def bench_shaped(text: str, drafted: set[str]) -> list[str]:
