@@ -457,3 +457,17 @@ def test_a_kind_of_signal_or_scan_is_no_benchmark_name() -> None:
     text = "We train on a simultaneously recorded fMRI-EEG dataset of 20 subjects."
     draft = _draft(benchmarks=[{"name": "fMRI-EEG", "new": False}])
     assert assemble(draft, text).extraction.benchmarks == []
+
+
+def test_describing_words_and_a_plural_acronym_tail_are_not_benchmark_names() -> None:
+    """random5, random9 and the bundled corpus (stop 40): 'Existing 3D generation
+    datasets', 'harms common in Western-centric datasets' describe data; '2,400 Yelp POIs'
+    names Yelp."""
+    text = ("Existing 3D generation datasets are small. Harms common in Western-centric "
+            "datasets persist. We collect 10,000 dialogues over 2,400 Yelp POIs.")
+    draft = _draft(benchmarks=[{"name": "3D", "new": False},
+                               {"name": "Western-centric", "new": False},
+                               {"name": "Yelp POIs", "new": False}])
+    result = assemble(draft, text)
+    assert [b.name for b in result.extraction.benchmarks] == ["Yelp"]
+    assert sum("a describing word" in line for line in result.rejected) == 2

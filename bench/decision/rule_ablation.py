@@ -59,6 +59,19 @@ EARLIER_WEIGHTS = (
 )
 
 
+# the kinds of signal or scan that stop 40 added to established.toml's not_benchmarks
+SIGNALS = ("ECG", "EEG", "EMG", "MEG", "fMRI", "MRI", "CT", "PET", "LiDAR", "RGB-D")
+
+
+def _not_benchmarks_without(names: tuple[str, ...]) -> frozenset[str]:
+    """established._not_benchmarks as it would be without ``names``."""
+    from papersift.extract.domain.lookup.assemble_spans import name_key
+    from papersift.extract.domain.rules import established
+
+    return frozenset(name_key(n) for n in established._extra()["not_benchmarks"]
+                     if n not in names) - {""}
+
+
 # rule -> the patches that switch it off: (target, replacement)
 SWITCHES: dict[str, list[tuple[str, Any]]] = {
     "known datasets (candidates)": [
@@ -168,6 +181,20 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
          lambda benchmarks, found, text, spans, rejected: (benchmarks, found))],
     "a new name and its versioned twin are one entry": [
         ("papersift.extract.domain.assembly.assemble_names._VERSION_OF", _NEVER)],
+    "a describing word ('Western-centric', '3D') is no benchmark": [
+        ("papersift.extract.domain.rules.name_rules._DESCRIBING_COMPOUND", _NEVER),
+        ("papersift.extract.domain.rules.name_rules._DIMENSION", _NEVER)],
+    "'Yelp POIs' is Yelp": [
+        ("papersift.extract.domain.assembly.assemble_names._PLURAL_ACRONYM_TAIL", _NEVER)],
+    "a kind of signal or scan (ECG, fMRI) is no benchmark": [
+        ("papersift.extract.domain.rules.established._not_benchmarks",
+         lambda: _not_benchmarks_without(SIGNALS))],
+    "'namely' and 'in terms of' are no naming verbs": [
+        ("papersift.extract.domain.rules.name_rules.PROPOSAL_VERB", re.compile(
+            r"\b(we|our|this (paper|work))\b[^.;]{0,80}?\b(propos|introduc|present|develop|"
+            r"design|call|dub|nam|term|build|devis|formulat|creat|offer|instantiat|implement)"
+            r"\w*|\bcalled\b|\bdubbed\b|\bnamed\b|\btermed\b|\bcoined\b|\breferred to as\b|"
+            r"\(ours\)", re.I))],
     "a name built on 'Bench' is a benchmark": [
         ("papersift.extract.domain.assembly.assemble.bench_shaped",
          lambda text, drafted: [])],

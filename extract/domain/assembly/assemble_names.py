@@ -86,12 +86,19 @@ _SPLIT_AFTER = re.compile(
 
 def _benchmark_extent(text: str, start: int, end: int) -> tuple[int, int]:
     """A benchmark's name without a trailing description in parentheses ('LaSOT
-    (Single-Object)' is LaSOT) and with the split written after it."""
+    (Single-Object)' is LaSOT) or a plural acronym ('Yelp POIs' is Yelp), and with the
+    split written after it."""
     described = TRAILING_PARENTHESIS.match(text[start:end])
     if described:
         end = start + described.end(1)
     split = _SPLIT_AFTER.match(text[end:end + 24])
-    return start, end + split.end() if split else end
+    end = end + split.end() if split else end
+    tail = _PLURAL_ACRONYM_TAIL.search(text[start:end])
+    return start, start + tail.start() if tail else end
+
+
+# 'Yelp POIs': a plural acronym after a name is what the resource holds, not its name.
+_PLURAL_ACRONYM_TAIL = re.compile(r"(?<=\S)\s+[A-Z]{2,}s$")
 
 
 def _benchmark_kind(name: str, sentence: str) -> str:

@@ -363,6 +363,14 @@ _NUMBER_WORD = re.compile(r"^(\d[\d,.]*|one|two|three|four|five|six|seven|eight|
                           r"eleven|twelve|several|many|multiple|various)$", re.I)
 
 
+# 'Western-centric datasets', 'task-specific benchmarks', '3D datasets': a word that
+# describes the data, whatever its capitals.
+_DESCRIBING_COMPOUND = re.compile(
+    r"-(?:centric|specific|aware|agnostic|oriented|free|friendly|intensive|driven|level|"
+    r"grained|scale)$", re.I)
+_DIMENSION = re.compile(r"^\d(?:\.\d)?D$")
+
+
 def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int) -> str | None:
     """Why a mention ([start, end), trimmed from the model's [drafted]) is not a named
     benchmark, or None: a described thing around a proper noun ('3GPP specifications',
@@ -387,6 +395,8 @@ def refused_benchmark(text: str, drafted: tuple[int, int], start: int, end: int)
         return "a size or count ('a 34.8-hour dataset', '10 GNN benchmark datasets'), not a name"
     if _PLURAL_ACRONYM.match(mention.strip("*_ ")):
         return "a class of things (a plural acronym: 'SCMs'), not a named benchmark"
+    if _DESCRIBING_COMPOUND.search(mention.strip("*_ ")) or _DIMENSION.match(mention.strip()):
+        return "a describing word ('Western-centric', '3D'), not a name"
     if lowercase_term_acronym(text, mention.strip("*_ ()")) and \
             not named_in_parentheses_after_a_resource(text, start):
         return "the acronym of a lowercase term (a task or field), not a benchmark"
