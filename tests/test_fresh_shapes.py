@@ -471,3 +471,14 @@ def test_describing_words_and_a_plural_acronym_tail_are_not_benchmark_names() ->
     result = assemble(draft, text)
     assert [b.name for b in result.extraction.benchmarks] == ["Yelp"]
     assert sum("a describing word" in line for line in result.rejected) == 2
+
+
+def test_a_term_with_an_eponym_is_still_a_lowercase_term() -> None:
+    """random15 (stop 40): a lowercase term that carries a person's name ('a hidden Markov
+    model (HMM)', 'Gaussian process regression (GPR)' at a sentence start) is a term of
+    art, not a coined name; 'Markov Chain Sampler (MCS)' is written as a name."""
+    from papersift.extract.domain.rules.name_rules import lowercase_term_acronym
+
+    assert lowercase_term_acronym("We fit a hidden Markov model (HMM) to the data.", "HMM")
+    assert lowercase_term_acronym("Gaussian process regression (GPR) is slow.", "GPR")
+    assert not lowercase_term_acronym("We propose the Markov Chain Sampler (MCS).", "MCS")
