@@ -454,6 +454,10 @@ def test_a_kind_of_signal_or_scan_is_no_benchmark_name() -> None:
     assert never_a_benchmark("fMRI") and never_a_benchmark("fMRI-EEG")
     assert never_a_benchmark("ECG") and not known_benchmark("ECG")
     assert not never_a_benchmark("MIMIC-IV")
+    # random3 (stop 40): 'general Android tasks', 'Code is publicly available at
+    # **Anonymous**'
+    assert never_a_benchmark("Android") and never_a_benchmark("Anonymous")
+    assert not never_a_benchmark("AndroidWorld")
     text = "We train on a simultaneously recorded fMRI-EEG dataset of 20 subjects."
     draft = _draft(benchmarks=[{"name": "fMRI-EEG", "new": False}])
     assert assemble(draft, text).extraction.benchmarks == []

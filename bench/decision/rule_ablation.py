@@ -59,8 +59,10 @@ EARLIER_WEIGHTS = (
 )
 
 
-# the kinds of signal or scan that stop 40 added to established.toml's not_benchmarks
-SIGNALS = ("ECG", "EEG", "EMG", "MEG", "fMRI", "MRI", "CT", "PET", "LiDAR", "RGB-D")
+# what stop 40 added to established.toml's not_benchmarks: kinds of signal or scan,
+# operating systems and an anonymised link's placeholder
+SIGNALS = ("ECG", "EEG", "EMG", "MEG", "fMRI", "MRI", "CT", "PET", "LiDAR", "RGB-D", "mmWave",
+           "Android", "iOS", "Windows", "Linux", "macOS", "Anonymous")
 
 
 def _not_benchmarks_without(names: tuple[str, ...]) -> frozenset[str]:
@@ -186,7 +188,7 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
         ("papersift.extract.domain.rules.name_rules._DIMENSION", _NEVER)],
     "'Yelp POIs' is Yelp": [
         ("papersift.extract.domain.assembly.assemble_names._PLURAL_ACRONYM_TAIL", _NEVER)],
-    "a kind of signal or scan (ECG, fMRI) is no benchmark": [
+    "a kind of signal or scan (ECG, fMRI), an OS or 'Anonymous' is no benchmark": [
         ("papersift.extract.domain.rules.established._not_benchmarks",
          lambda: _not_benchmarks_without(SIGNALS))],
     "'namely' and 'in terms of' are no naming verbs": [
