@@ -64,22 +64,22 @@ def test_user_merge_and_split_win_and_survive_a_rerun(db: Path, tmp_path: Path) 
     before = dict(stored_rows(db, "SELECT benchmark, papers FROM (SELECT canonical AS "
                                   "benchmark, count(DISTINCT paper_id) AS papers FROM "
                                   "benchmarks GROUP BY 1)"))
-    assert before["Yelp"] == 1 and before["Yelp POIs"] == 1
-    merged, _ = merge(db, ["Yelp", "Yelp POIs"], "benchmark", "same source")
-    assert set(merged.keys) == {"yelp", "yelppois"}
+    assert before["Amazon"] == 1 and before["Amazon Books"] == 1
+    merged, _ = merge(db, ["Amazon", "Amazon Books"], "benchmark", "same source")
+    assert set(merged.keys) == {"amazon", "amazonbooks"}
     result = run_sql(db, "SELECT papers, spellings FROM (FROM most_used_benchmarks_q)"
                      .replace("FROM most_used_benchmarks_q", _saved("most_used_benchmarks")))
     counts = {spellings: papers for papers, spellings in result.rows}
-    assert counts["Yelp; Yelp POIs"] == 2
+    assert counts["Amazon; Amazon Books"] == 2
     # the same run again (all from cache) and a rebuild keep the user's merge
     replay_corpus(db)
     build(db, CanonOptions(embeddings=False))
-    assert _entity_of(db, "Yelp POIs") == _entity_of(db, "Yelp")
+    assert _entity_of(db, "Amazon Books") == _entity_of(db, "Amazon")
     # the split undoes it, and wins too
-    parts, _ = split(db, "Yelp", ["Yelp POIs"], "benchmark")
+    parts, _ = split(db, "Amazon", ["Amazon Books"], "benchmark")
     assert len(parts) == 2
     replay_corpus(db)
-    assert _entity_of(db, "Yelp POIs") != _entity_of(db, "Yelp")
+    assert _entity_of(db, "Amazon Books") != _entity_of(db, "Amazon")
     decisions = stored_rows(db, "SELECT verdict FROM entity_user_decisions ORDER BY seq")
     assert decisions == [("same",), ("different",)]
 
