@@ -223,9 +223,10 @@ def _one_entry_per_resource(benchmarks: list[Benchmark], found: list[Found | Non
                 benchmarks[i] = short.model_copy(update={"introduced": True})
             rejected.append(f"benchmark {long.name!r}: the same resource as {short.name!r}")
     for i, short in enumerate(benchmarks):  # 'EPFL-Smart-Kitchen' (the title) and '-30'
-        twin = next((long for long in benchmarks if long.introduced and short.introduced
-                     and _VERSION_OF.fullmatch(long.name[len(short.name):])
-                     and long.name.startswith(short.name)), None)
+        twin = next((long for j, long in enumerate(benchmarks)
+                     if j not in dropped and long.introduced and short.introduced
+                     and long.name.startswith(short.name)
+                     and _VERSION_OF.fullmatch(long.name[len(short.name):])), None)
         if twin is not None and i not in dropped:
             dropped.add(i)
             rejected.append(f"benchmark {short.name!r}: the same new resource as {twin.name!r}")
