@@ -198,7 +198,7 @@ SWITCHES: dict[str, list[tuple[str, Any]]] = {
             r"\w*|\bcalled\b|\bdubbed\b|\bnamed\b|\btermed\b|\bcoined\b|\breferred to as\b|"
             r"\(ours\)", re.I))],
     "a term carrying a person's name is a lowercase term ('hidden Markov model (HMM)')": [
-        ("papersift.extract.domain.rules.name_rules._EPONYMS", frozenset())],
+        ("papersift.extract.domain.rules.name_rules.eponyms", frozenset)],
     "a name built on 'Bench' is a benchmark": [
         ("papersift.extract.domain.assembly.assemble.bench_shaped",
          lambda text, drafted: [])],

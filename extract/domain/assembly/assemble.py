@@ -80,7 +80,7 @@ from papersift.schemas.paper import ContributionType
 # Bump when assembly changes what it stores for the same draft; part of the extraction id,
 # with the content hashes of the method and gain decisions' weights (retrained weights
 # store anew).
-ASSEMBLY_VERSION = (f"assemble/49+{load_weights().version.removeprefix('sha256:')[:12]}"
+ASSEMBLY_VERSION = (f"assemble/50+{load_weights().version.removeprefix('sha256:')[:12]}"
                     f"+{load_gain_weights().version.removeprefix('sha256:')[:12]}")
 
 _Item = TypeVar("_Item")

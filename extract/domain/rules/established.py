@@ -25,7 +25,14 @@ def _extra() -> dict[str, list[str]]:
 
 @functools.cache
 def _not_benchmarks() -> frozenset[str]:
-    return frozenset(name_key(name) for name in _extra()["not_benchmarks"]) - {""}
+    names = [*_extra()["not_benchmarks"], *_extra()["eponyms"]]
+    return frozenset(name_key(name) for name in names) - {""}
+
+
+@functools.cache
+def eponyms() -> frozenset[str]:
+    """People's names that mathematical terms carry ('Markov', 'Gaussian'), as written."""
+    return frozenset(_extra()["eponyms"])
 
 
 @functools.cache

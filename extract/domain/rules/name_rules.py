@@ -28,6 +28,7 @@ from papersift.extract.domain.rules.context_rules import (
 )
 from papersift.extract.domain.rules.established import (
     a_class_of_models,
+    eponyms,
     established_method,
     known_metric,
     never_a_benchmark,
@@ -136,18 +137,10 @@ def lowercase_term_acronym(text: str, acronym: str) -> bool:
         lead = text[max(0, offset + first.start() - 3):offset + first.start()]
         at_sentence_start = offset + first.start() == 0 or bool(re.search(r"[.!?:]\s*$", lead))
         rest = words[1:] if at_sentence_start else words
-        if all(not w.group()[:1].isupper() or w.group() in _EPONYMS for w in rest):
+        # a person's name inside the term keeps it lowercase ('a hidden Markov model')
+        if all(not w.group()[:1].isupper() or w.group() in eponyms() for w in rest):
             return True
     return False
-
-
-# Names of people that terms of the field carry, capitalised inside lowercase terms
-# ('continuous-time Markov chain (CTMC)', 'stochastic Gaussian process (SGP)').
-_EPONYMS = frozenset({
-    "Markov", "Markovian", "Gaussian", "Bayesian", "Euclidean", "Lipschitz", "Hilbert",
-    "Riemannian", "Hessian", "Jacobian", "Laplacian", "Fourier", "Poisson", "Bernoulli",
-    "Dirichlet", "Wasserstein", "Langevin", "Newton", "Boltzmann", "Kalman", "Shapley",
-    "Nash", "Hamiltonian", "Lagrangian", "Gibbs", "Monte", "Carlo", "Bellman", "Stein"})
 
 
 def _spelling(words: list[re.Match[str]], acronym: str) -> list[re.Match[str]]:
