@@ -91,10 +91,7 @@ def known(texts: list[str]) -> list[tuple[str, int, int]]:
         for name in named_resources(text):
             cued[name].add(number)
         lists += [(number, members) for members in name_lists(text)]
-    seen = defaultdict(set, {name: set(papers) for name, papers in cued.items()})
-    for number, members in lists:
-        for member in members:
-            seen[member].add(number)
+    seen = _with_lists(cued, lists, None)
     candidates = sorted((n for n, papers in seen.items() if len(papers) >= MIN_CUED),
                         key=len, reverse=True)
     if not candidates:
@@ -113,16 +110,24 @@ def known(texts: list[str]) -> list[tuple[str, int, int]]:
     evidence: dict[str, set[int]] = cued
     names = admitted(cued)
     for _ in range(ROUNDS):
-        evidence = defaultdict(set, {name: set(papers) for name, papers in cued.items()})
-        for number, members in lists:
-            if any(member in names for member in members):
-                for member in members:
-                    evidence[member].add(number)
+        evidence = _with_lists(cued, lists, names)
         grown = admitted(evidence)
         if grown == names:
             break
         names = grown
     return sorted((name, len(evidence[name]), named[name]) for name in names)
+
+
+def _with_lists(cued: dict[str, set[int]], lists: list[tuple[int, list[str]]],
+                known: set[str] | None) -> dict[str, set[int]]:
+    """The papers that cue each name, plus each list's paper for every member of a list
+    that holds a ``known`` name (of every list, when ``known`` is None)."""
+    evidence = defaultdict(set, {name: set(papers) for name, papers in cued.items()})
+    for number, members in lists:
+        if known is None or not known.isdisjoint(members):
+            for member in members:
+                evidence[member].add(number)
+    return evidence
 
 
 def conference_texts(argv: list[str]) -> list[str]:

@@ -304,11 +304,10 @@ def assemble(draft: PaperDraft, text: str, title: str | None = None,
                   if (named_as_resource(text, a, b) or BENCHMARK_NAME.search(text[a:b]))
                   and not called_a_tool(text, a, b)]
     drafted = _drafted_keys(draft)
-    introduced += [text[a:b] for a, b in resources_in_apposition(text)
-                   if name_key(text[a:b]) not in drafted and text[a:b] not in introduced]
-    introduced += [text[a:b] for a, b in made_resources(text)
-                   if named_as_resource(text, a, b) and name_key(text[a:b]) not in drafted
-                   and text[a:b] not in introduced]
+    spans_named = [*resources_in_apposition(text),
+                   *((a, b) for a, b in made_resources(text) if named_as_resource(text, a, b))]
+    introduced += [name for name in dict.fromkeys(text[a:b] for a, b in spans_named)
+                   if name_key(name) not in drafted and name not in introduced]
     why_added.update({name_key(n): "a proposal verb or an apposition presents it as a dataset "
                       "or benchmark" for n in introduced})
     if named_benchmarks or introduced:  # 'CellularS2-Bench' as a method is a benchmark

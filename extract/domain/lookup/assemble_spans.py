@@ -211,7 +211,6 @@ def _is_named(text: str, start: int, end: int, *, strict: bool = False) -> bool:
     return mention[:1].isupper() and not re.search(r"(^|[.!?:]\s*)$", text[max(0, start - 3):start])
 
 
-
 def _trim_description(text: str, start: int, end: int) -> tuple[int, int]:
     """Cut a name out of a described mention: lowercase words before it go ('the public
     KuaiRand dataset' -> 'KuaiRand dataset'), and so does whatever follows the first

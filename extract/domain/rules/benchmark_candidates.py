@@ -105,8 +105,6 @@ def _plausible(name: str) -> bool:
     return not name.isdigit()
 
 
-
-
 # The kind word the model's answer puts after a name it measured a result on ('the MGSM
 # benchmark', 'BABILong task', 'X-AlpacaEval leaderboard').
 _MEASURED_ON = re.compile(
